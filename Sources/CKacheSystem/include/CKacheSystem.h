@@ -1,0 +1,9 @@
+#ifndef CKACHE_SYSTEM_H
+#define CKACHE_SYSTEM_H
+
+/// Flushes the file system that holds `fd` (Linux `syncfs`, which Swift's
+/// Glibc module does not export because it needs _GNU_SOURCE).
+/// Returns 0 or -1 with errno set. Elsewhere it falls back to `sync()`.
+int kache_syncfs(int fd);
+
+#endif

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+
+/// How much a `set` waits for the disk.
+///
+/// Figures taken in different modes can't be compared; `kache-bench` names the mode.
+public enum Durability: String, Sendable, CaseIterable, Codable {
+    /// No disk at all: a pure in-memory cache, bounded by the memory budget.
+    case memory
+    /// A `set` returns once its value is in memory; a background thread writes
+    /// the file. `save()` makes everything durable. The default.
+    case async
+    /// A `set` returns after its file is written and renamed into place (it
+    /// survives the process being killed, not necessarily a power cut).
+    case sync
+    /// A `set` returns after the file's data and its folder entry are flushed
+    /// to the device (it survives a power cut).
+    case fsync
+}
+
+extension Kache {
+    /// Settings of a cache instance. Every field has a sane default.
+    ///
+    /// ```swift
+    /// var configuration = Kache.Configuration()
+    /// configuration.memoryBudget = 32 << 20
+    /// configuration.durability = .sync
+    /// let cache = try Kache(directory: url, configuration: configuration)
+    /// ```
+    public struct Configuration: Sendable {
+        /// The most bytes of values kept in memory (default 64 MiB). Beyond it the
+        /// least recently used values leave memory; their files stay.
+        public var memoryBudget: Int
+        /// The time to live of `set(_:forKey:)` and of a Queue `push` without one (default 1 hour).
+        public var defaultTTL: Duration
+        /// The longest key, in UTF-8 bytes (default 1,024; at most 65,535).
+        public var maximumKeyLength: Int
+        /// The largest value, in bytes (default 64 MiB; at most 4 GiB − 1).
+        public var maximumValueSize: Int
+        /// How much a `set` waits for the disk (default `.async`).
+        public var durability: Durability
+        /// Values shorter than this many bytes are stored raw, without trying LZ4 (default 64).
+        public var compressionThreshold: Int
+        /// Capacity of ``Kache/defaultPool`` (default 1,000).
+        public var defaultPoolCapacity: Int
+        /// Capacity of ``Kache/defaultQueue`` (default 1,000).
+        public var defaultQueueCapacity: Int
+        /// The source of time for every expiry decision (default the system clock).
+        public var clock: any WallClock
+        /// Where damaged files, failed background writes and other events are reported
+        /// (default a `Logger` labelled "kache", through swift-log).
+        public var logger: Logger
+
+        /// Creates a configuration; every argument has a default.
+        public init(
+            memoryBudget: Int = 64 << 20,
+            defaultTTL: Duration = .seconds(3600),
+            maximumKeyLength: Int = 1024,
+            maximumValueSize: Int = 64 << 20,
+            durability: Durability = .async,
+            compressionThreshold: Int = 64,
+            defaultPoolCapacity: Int = 1000,
+            defaultQueueCapacity: Int = 1000,
+            clock: any WallClock = SystemClock(),
+            logger: Logger = Logger(label: "kache")
+        ) {
+            self.memoryBudget = memoryBudget
+            self.defaultTTL = defaultTTL
+            self.maximumKeyLength = maximumKeyLength
+            self.maximumValueSize = maximumValueSize
+            self.durability = durability
+            self.compressionThreshold = compressionThreshold
+            self.defaultPoolCapacity = defaultPoolCapacity
+            self.defaultQueueCapacity = defaultQueueCapacity
+            self.clock = clock
+            self.logger = logger
+        }
+
+        func validated() throws(KacheError) -> Configuration {
+            guard memoryBudget >= 0 else { throw .invalidConfiguration("memoryBudget must not be negative (it is \(memoryBudget))") }
+            guard defaultTTL > .zero else { throw .invalidConfiguration("defaultTTL must be positive (it is \(defaultTTL))") }
+            guard (1 ... Int(UInt16.max)).contains(maximumKeyLength) else {
+                throw .invalidConfiguration("maximumKeyLength must be between 1 and 65,535 bytes (it is \(maximumKeyLength))")
+            }
+            guard (0 ... EntryFile.maximumPayload).contains(maximumValueSize) else {
+                throw .invalidConfiguration("maximumValueSize must be between 0 and \(EntryFile.maximumPayload) bytes (it is \(maximumValueSize))")
+            }
+            guard compressionThreshold >= 0 else { throw .invalidConfiguration("compressionThreshold must not be negative") }
+            guard defaultPoolCapacity > 0, defaultQueueCapacity > 0 else {
+                throw .invalidConfiguration("default Pool and Queue capacities must be positive")
+            }
+            return self
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+extension EntryFile {
+    /// Why a file is not a valid entry. Any of these reads as a miss, and the
+    /// file is moved to quarantine.
+    enum Damage: Error, Equatable, CustomStringConvertible {
+        case truncated(length: Int)
+        case badMagic
+        case unsupportedVersion(UInt16)
+        case unknownFlags(UInt16)
+        case lengthMismatch(expected: Int, actual: Int)
+        case checksumMismatch
+        case invalidName
+        case unknownKind(UInt8)
+        case wrongEntry(expectedKey: String, foundKey: String)
+        case undecompressible
+
+        var description: String {
+            switch self {
+            case let .truncated(length): return "truncated (\(length) bytes, shorter than a header)"
+            case .badMagic: return "not a Kache entry file (bad magic)"
+            case let .unsupportedVersion(v): return "format version \(v) is not supported"
+            case let .unknownFlags(f): return "unknown header flags 0x\(String(f, radix: 16))"
+            case let .lengthMismatch(expected, actual): return "length \(actual) bytes, header says \(expected)"
+            case .checksumMismatch: return "checksum mismatch"
+            case .invalidName: return "key or key-space name is not valid UTF-8"
+            case let .unknownKind(k): return "unknown key-space kind \(k)"
+            case let .wrongEntry(expected, found): return "holds key \"\(found.prefix(80))\" where \"\(expected.prefix(80))\" was expected"
+            case .undecompressible: return "LZ4 payload does not decompress to its recorded length"
+            }
+        }
+    }
+
+    /// Parses and checks the header of a file of `fileLength` bytes whose first
+    /// bytes are `prefix` (at least the header and names). Does not read the
+    /// payload, so it cannot check the checksum: `decode` does.
+    static func decodeHeader(_ prefix: UnsafeRawBufferPointer, fileLength: Int) throws(Damage) -> Header {
+        guard prefix.count >= headerSize, fileLength >= headerSize else { throw .truncated(length: fileLength) }
+        guard prefix.prefix(4).elementsEqual(magic) else { throw .badMagic }
+        func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
+            T(littleEndian: prefix.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        let version = field(Offset.version, UInt16.self)
+        guard version == EntryFile.version else { throw .unsupportedVersion(version) }
+        let flags = Flags(rawValue: field(Offset.flags, UInt16.self))
+        guard Flags.known.isSuperset(of: flags) else { throw .unknownFlags(flags.rawValue) }
+        guard let kind = KeySpace.Kind(rawValue: field(Offset.kind, UInt8.self)) else { throw .unknownKind(field(Offset.kind, UInt8.self)) }
+        let keyLength = Int(field(Offset.keyLength, UInt16.self))
+        let spaceLength = Int(field(Offset.spaceLength, UInt16.self))
+        let rawLength = Int(field(Offset.rawLength, UInt32.self))
+        let storedLength = Int(field(Offset.storedLength, UInt32.self))
+        let expected = headerSize + keyLength + spaceLength + storedLength
+        guard expected == fileLength else { throw .lengthMismatch(expected: expected, actual: fileLength) }
+        guard flags.contains(.compressed) ? storedLength < rawLength : storedLength == rawLength else {
+            throw .lengthMismatch(expected: rawLength, actual: storedLength)
+        }
+        guard prefix.count >= headerSize + keyLength + spaceLength else { throw .truncated(length: prefix.count) }
+        let keyBytes = UnsafeRawBufferPointer(rebasing: prefix[headerSize ..< headerSize + keyLength])
+        let spaceBytes = UnsafeRawBufferPointer(rebasing: prefix[headerSize + keyLength ..< headerSize + keyLength + spaceLength])
+        guard keyLength > 0,
+              let key = String(validating: keyBytes, as: UTF8.self),
+              let space = String(validating: spaceBytes, as: UTF8.self)
+        else { throw .invalidName }
+        return Header(
+            flags: flags,
+            expiry: field(Offset.expiry, Int64.self),
+            sequence: field(Offset.sequence, UInt64.self),
+            rawLength: rawLength,
+            storedLength: storedLength,
+            key: key,
+            space: space,
+            kind: kind
+        )
+    }
+
+    /// Checks a whole file (header, checksum, lengths) and returns its header and
+    /// its payload, decompressed. Never traps on hostile input.
+    /// - Complexity: O(n) in the file's length.
+    static func decode(_ file: UnsafeRawBufferPointer) throws(Damage) -> (header: Header, payload: Data) {
+        let header = try decodeHeader(file, fileLength: file.count)
+        let stored = file.loadUnaligned(fromByteOffset: Offset.checksum, as: UInt64.self)
+        guard UInt64(littleEndian: stored) == XXHash64.hash(UnsafeRawBufferPointer(rebasing: file[Offset.checksummed...])) else {
+            throw .checksumMismatch
+        }
+        let source = UnsafeRawBufferPointer(rebasing: file[(file.count - header.storedLength)...])
+        guard header.flags.contains(.compressed) else { return (header, Data(source)) }
+        var payload = Data(count: header.rawLength)
+        let ok = payload.withUnsafeMutableBytes { LZ4.decompress(source, into: $0) }
+        guard ok else { throw .undecompressible }
+        return (header, payload)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// The on-disk format of one entry: a fixed 48-byte header, the key, the key
+/// space's name, then the payload (LZ4 block or raw). Specified in docs/FORMAT.md.
+///
+/// ```
+/// offset size field
+///  0      4   magic "KACH"
+///  4      8   checksum: XXH64 (seed 0) of bytes 12 ..< end of file
+/// 12      2   format version (1)
+/// 14      2   flags (bit 0: payload is LZ4-compressed)
+/// 16      8   expiry, Int64 nanoseconds since 1970-01-01T00:00:00Z
+/// 24      8   sequence, UInt64 write order within the cache directory
+/// 32      4   raw payload length
+/// 36      4   stored payload length
+/// 40      2   key length (UTF-8 bytes)
+/// 42      2   key-space name length (UTF-8 bytes)
+/// 44      1   key-space kind (0 top level, 1 Pool, 2 Queue)
+/// 45      3   reserved, zero
+/// 48      …   key, key-space name, payload
+/// ```
+/// All integers are little-endian. The checksum covers everything after it,
+/// so a flipped bit anywhere but in the magic is caught, and the magic is
+/// compared literally.
+enum EntryFile {
+    static let magic: [UInt8] = Array("KACH".utf8)
+    static let version: UInt16 = 1
+    static let headerSize = 48
+    /// The largest payload the 32-bit length fields can describe.
+    static let maximumPayload = Int(UInt32.max)
+
+    enum Offset {
+        static let checksum = 4
+        static let checksummed = 12
+        static let version = 12
+        static let flags = 14
+        static let expiry = 16
+        static let sequence = 24
+        static let rawLength = 32
+        static let storedLength = 36
+        static let keyLength = 40
+        static let spaceLength = 42
+        static let kind = 44
+    }
+
+    /// Header flags.
+    struct Flags: OptionSet, Sendable {
+        let rawValue: UInt16
+        static let compressed = Flags(rawValue: 1 << 0)
+        static let known: Flags = [.compressed]
+    }
+
+    /// Everything the header says about an entry, without its payload.
+    struct Header: Sendable, Equatable {
+        var flags: Flags
+        var expiry: Timestamp
+        var sequence: UInt64
+        var rawLength: Int
+        var storedLength: Int
+        var key: String
+        var space: String
+        var kind: KeySpace.Kind
+
+        /// The whole file's length in bytes.
+        var fileLength: Int {
+            EntryFile.headerSize + key.utf8.count + space.utf8.count + storedLength
+        }
+    }
+
+    /// An encoded file whose sequence number and checksum are filled in once the
+    /// sequence is known, so that the expensive part (compression) happens before
+    /// the cache's lock is taken and the cheap part after.
+    struct Draft: Sendable {
+        private(set) var bytes: Data
+        let storedLength: Int
+        let isCompressed: Bool
+
+        /// Writes the sequence number and then the checksum over the finished file.
+        mutating func seal(sequence: UInt64) {
+            bytes.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: sequence.littleEndian, toByteOffset: Offset.sequence, as: UInt64.self)
+                let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[Offset.checksummed...]))
+                raw.storeBytes(of: checksum.littleEndian, toByteOffset: Offset.checksum, as: UInt64.self)
+            }
+        }
+    }
+
+    /// Lays out a file for `payload`, compressing it when it is at least
+    /// `compressionThreshold` bytes and LZ4 makes it smaller; otherwise the payload
+    /// is stored raw, so no file is ever larger than header + names + raw payload.
+    /// - Complexity: O(n) in the payload, one allocation.
+    static func draft(name: EntryName, kind: KeySpace.Kind, payload: Data, expiry: Timestamp, compressionThreshold: Int) -> Draft {
+        let key = name.canonicalKey.utf8
+        let space = name.space.utf8
+        let payloadOffset = headerSize + key.count + space.count
+        var file = Data(count: payloadOffset + payload.count)
+        var storedLength = payload.count
+        var compressed = false
+        file.withUnsafeMutableBytes { out in
+            out.copyBytes(from: magic)
+            out.storeBytes(of: version.littleEndian, toByteOffset: Offset.version, as: UInt16.self)
+            out.storeBytes(of: expiry.littleEndian, toByteOffset: Offset.expiry, as: Int64.self)
+            out.storeBytes(of: UInt32(payload.count).littleEndian, toByteOffset: Offset.rawLength, as: UInt32.self)
+            out.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: Offset.keyLength, as: UInt16.self)
+            out.storeBytes(of: UInt16(space.count).littleEndian, toByteOffset: Offset.spaceLength, as: UInt16.self)
+            out.storeBytes(of: kind.rawValue, toByteOffset: Offset.kind, as: UInt8.self)
+            UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]).copyBytes(from: key)
+            UnsafeMutableRawBufferPointer(rebasing: out[(headerSize + key.count)...]).copyBytes(from: space)
+            let destination = UnsafeMutableRawBufferPointer(rebasing: out[payloadOffset...])
+            payload.withUnsafeBytes { source in
+                // The destination is one byte short of raw, so LZ4 succeeds only when it saves space.
+                if payload.count >= max(compressionThreshold, 13),
+                   let length = LZ4.compress(source, into: UnsafeMutableRawBufferPointer(rebasing: destination.dropLast()))
+                {
+                    storedLength = length
+                    compressed = true
+                } else if !source.isEmpty {
+                    destination.copyMemory(from: source)
+                }
+            }
+            let flags: Flags = compressed ? .compressed : []
+            out.storeBytes(of: flags.rawValue.littleEndian, toByteOffset: Offset.flags, as: UInt16.self)
+            out.storeBytes(of: UInt32(storedLength).littleEndian, toByteOffset: Offset.storedLength, as: UInt32.self)
+        }
+        if compressed { file.count = payloadOffset + storedLength }
+        return Draft(bytes: file, storedLength: storedLength, isCompressed: compressed)
+    }
+}

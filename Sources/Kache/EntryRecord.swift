@@ -1,0 +1,32 @@
+import Foundation
+
+/// What the cache knows about one live entry. Every entry has a record in
+/// memory (that is the index); only recently used ones also hold their value.
+struct EntryRecord: Sendable {
+    /// When the entry expires.
+    var expiry: Timestamp
+    /// The write order; identifies this version of the entry in the expiry
+    /// index, the memory ring and the file header.
+    var sequence: UInt64
+    /// The value's length in bytes.
+    var rawSize: Int
+    /// The value, when it is in memory.
+    var value: Data?
+    /// Set on every read from memory; the CLOCK hand clears it (second chance).
+    var referenced = false
+    /// The value is not yet in its file: it must stay in memory until it is.
+    var isPendingWrite: Bool
+    /// The length of the file that currently holds this key on disk (possibly
+    /// an older version while a newer one is pending), 0 when there is none.
+    var fileSize: Int
+}
+
+/// An entry that left the index, whose file (if any) must go too.
+struct Removal: Sendable {
+    var spaceIndex: Int
+    var space: String
+    var key: String
+    var sequence: UInt64
+    /// False when no file was ever written or scheduled for it.
+    var hasFile: Bool
+}

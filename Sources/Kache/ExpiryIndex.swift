@@ -1,0 +1,75 @@
+import HeapModule
+
+/// The expiry order of one key space: a min-heap of (expiry, sequence, key).
+///
+/// It serves both sweeping (pop while the earliest has passed) and Pool
+/// eviction (pop the earliest). Overwritten and removed keys are deleted
+/// lazily: their old items stay in the heap and are discarded when they reach
+/// the top, because the caller's `isLive` check finds a newer sequence (or no
+/// entry) for the key. `compact(keeping:)` bounds the garbage.
+struct ExpiryIndex: Sendable {
+    /// One version of one key. Ordered by expiry, then by write order, so that
+    /// of two keys expiring together the one written first goes first.
+    struct Item: Comparable, Sendable {
+        var expiry: Timestamp
+        var sequence: UInt64
+        var key: String
+
+        static func < (a: Item, b: Item) -> Bool {
+            a.expiry != b.expiry ? a.expiry < b.expiry : a.sequence < b.sequence
+        }
+
+        static func == (a: Item, b: Item) -> Bool {
+            a.expiry == b.expiry && a.sequence == b.sequence
+        }
+    }
+
+    private(set) var heap = Heap<Item>()
+
+    /// Items in the heap, live or stale.
+    var count: Int { heap.count }
+
+    /// Records a version of `key`.
+    /// - Complexity: O(log n)
+    mutating func insert(key: String, expiry: Timestamp, sequence: UInt64) {
+        heap.insert(Item(expiry: expiry, sequence: sequence, key: key))
+    }
+
+    /// The earliest live item, discarding stale items above it.
+    /// - Complexity: O(log n) per discarded item, O(1) otherwise.
+    mutating func earliest(isLive: (Item) -> Bool) -> Item? {
+        while let top = heap.min {
+            if isLive(top) { return top }
+            heap.removeMin()
+        }
+        return nil
+    }
+
+    /// Removes and returns the earliest live item.
+    /// - Complexity: O(log n) amortized.
+    mutating func popEarliest(isLive: (Item) -> Bool) -> Item? {
+        guard let item = earliest(isLive: isLive) else { return nil }
+        heap.removeMin()
+        return item
+    }
+
+    /// Whether stale items outnumber the live ones enough to rebuild.
+    func needsCompaction(liveCount: Int) -> Bool {
+        heap.count > 2 * liveCount + 1024
+    }
+
+    /// Replaces the heap with `live` items, dropping the stale ones, so that
+    /// memory stays proportional to the live entries.
+    /// - Complexity: O(n); `needsCompaction` makes it at most once per n inserts.
+    mutating func rebuild(from live: [Item]) {
+        heap = Heap(live)
+    }
+
+    /// Empties the index.
+    mutating func removeAll() {
+        heap = Heap()
+    }
+
+    /// Every item in the heap, in no particular order (for invariant checks).
+    var unorderedItems: [Item] { heap.unordered }
+}

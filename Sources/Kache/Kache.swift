@@ -1,0 +1,295 @@
+import Foundation
+import Logging
+
+/// An expiring key-value cache: values in memory up to a byte budget, every
+/// value also in its own LZ4-compressed, checksummed file, each with a time to live.
+///
+/// A network client stores a response when it arrives and looks in the cache
+/// before it asks the network again:
+///
+/// ```swift
+/// let cache = Kache.shared
+/// if let cached = cache.data(forKey: url.absoluteString) { return cached }
+/// let (data, _) = try await session.data(from: url)
+/// try cache.set(data, forKey: url.absoluteString, ttl: .seconds(3600))
+/// ```
+///
+/// An instance is `Sendable`: use it from any thread or task. One process at a
+/// time may write to a directory; a second gets ``KacheError/directoryLocked(path:holderPID:)``.
+public final class Kache: Sendable {
+    /// The settings this instance was opened with.
+    public let configuration: Configuration
+    /// The cache directory, or nil in `memory` durability.
+    public let directory: URL?
+
+    let store: Store
+    let persister: Persister?
+    let writeBehind: WriteBehind?
+    let defaultPoolIndex: Int
+    let defaultQueueIndex: Int
+    var disk: DiskStore? { persister?.disk }
+    var clock: any WallClock { configuration.clock }
+
+    /// The name of the Pool behind ``defaultPool``.
+    public static let defaultPoolName = "default-pool"
+    /// The name of the Queue behind ``defaultQueue``.
+    public static let defaultQueueName = "default-queue"
+
+    /// Opens (or creates) the cache in `directory`.
+    ///
+    /// Opening restores every entry and key space without reading payloads:
+    /// from the manifest when it is current, otherwise from the entry files'
+    /// headers. Files left half-written by a crash are removed; damaged files
+    /// are moved to `quarantine/`; entries that expired meanwhile are deleted.
+    ///
+    /// - Throws: ``KacheError/directoryLocked(path:holderPID:)`` when another
+    ///   writer holds the directory, ``KacheError/directoryUnusable(path:reason:)``
+    ///   when it can't be created or written, ``KacheError/invalidConfiguration(_:)``.
+    public init(directory: URL, configuration: Configuration = Configuration()) throws {
+        let configuration = try configuration.validated()
+        self.configuration = configuration
+        let keepsFiles = configuration.durability != .memory
+        store = Store(memoryLimit: configuration.memoryBudget, keepsFiles: keepsFiles)
+        if keepsFiles {
+            self.directory = directory
+            let disk = try DiskStore(root: directory.standardizedFileURL.path, syncsEveryWrite: configuration.durability == .fsync)
+            let persister = Persister(store: store, disk: disk, logger: configuration.logger)
+            self.persister = persister
+            writeBehind = configuration.durability == .async
+                ? WriteBehind(persister: persister, limit: max(configuration.memoryBudget / 2, 4 << 20))
+                : nil
+        } else {
+            self.directory = nil
+            persister = nil
+            writeBehind = nil
+        }
+        (defaultPoolIndex, defaultQueueIndex) = try store.withLock { state throws(KacheError) in
+            (try state.keySpace(named: Kache.defaultPoolName, kind: .pool, capacity: configuration.defaultPoolCapacity).index,
+             try state.keySpace(named: Kache.defaultQueueName, kind: .queue, capacity: configuration.defaultQueueCapacity).index)
+        }
+        do {
+            try restoreIndex()
+        } catch {
+            writeBehind?.stop()
+            disk?.close()
+            throw error
+        }
+    }
+
+    /// Creates a cache that lives in memory only (`memory` durability).
+    public convenience init(inMemory configuration: Configuration = Configuration()) throws {
+        var configuration = configuration
+        configuration.durability = .memory
+        try self.init(directory: URL(fileURLWithPath: "/dev/null"), configuration: configuration)
+    }
+
+    /// The process-wide cache, opened on first use in `$KACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/kache`, else `~/.cache/kache`, with the default
+    /// configuration (`async` durability).
+    ///
+    /// If that directory can't be opened (another process writes to it, or it
+    /// is not writable), `shared` logs why and works in memory only; its
+    /// ``directory`` is then nil.
+    public static let shared: Kache = {
+        let directory = defaultDirectory()
+        do {
+            return try Kache(directory: directory)
+        } catch {
+            Logger(label: "kache").error("Kache.shared can't open \(directory.path) (\(error)); using memory only")
+            return try! Kache(inMemory: Configuration())
+        }
+    }()
+
+    /// The directory `shared` uses: `$KACHE_DIR`, else `$XDG_CACHE_HOME/kache`, else `~/.cache/kache`.
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let dir = environment["KACHE_DIR"], !dir.isEmpty { return URL(fileURLWithPath: dir, isDirectory: true) }
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+            return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("kache", isDirectory: true)
+        }
+        let home = environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".cache/kache", isDirectory: true)
+    }
+
+    deinit {
+        try? close()
+    }
+
+    // MARK: - Top-level API
+
+    /// Stores `data` under `key` until `ttl` from now, replacing any value and expiry it had.
+    ///
+    /// Every `set` first removes every entry whose time has passed (their files too).
+    ///
+    /// - Throws: ``KacheError/emptyKey``, ``KacheError/keyTooLong(bytes:limit:)``,
+    ///   ``KacheError/invalidTTL(_:)``, ``KacheError/valueTooLarge(bytes:limit:)``,
+    ///   and in `sync`/`fsync` durability ``KacheError/diskFull(path:)`` or another
+    ///   file error (the previous value then stays). Nothing stored before is lost.
+    /// - Complexity: O(log n) plus the file write, plus O(log n) per key swept.
+    public func set(_ data: Data, forKey key: String, ttl: Duration) throws {
+        try put(data, key: key, space: StoreState.topLevel, ttl: ttl)
+    }
+
+    /// Stores `data` under `key` for the configuration's `defaultTTL`.
+    public func set(_ data: Data, forKey key: String) throws {
+        try put(data, key: key, space: StoreState.topLevel, ttl: configuration.defaultTTL)
+    }
+
+    /// The value stored under `key`, or nil when there is none or it has expired.
+    ///
+    /// A value not in memory is read from its file, verified and brought into
+    /// memory; a damaged file reads as nil and is moved to `quarantine/`.
+    /// - Complexity: O(1) from memory: one hash lookup under the lock.
+    public func data(forKey key: String) -> Data? {
+        fetch(space: StoreState.topLevel, key: key)
+    }
+
+    /// Whether `key` holds a live value (no file is read).
+    public func contains(_ key: String) -> Bool {
+        let now = Timestamp(clock.now())
+        return store.withLock { $0.contains(space: StoreState.topLevel, key: key, now: now) }
+    }
+
+    /// Removes the value stored under `key`, and its file. Does nothing if there is none.
+    public func removeValue(forKey key: String) {
+        removeEntry(space: StoreState.topLevel, key: key)
+    }
+
+    /// Removes every entry of every key space (the key spaces stay, empty).
+    public func removeAll() {
+        let removals = store.withLock { $0.removeAll(space: nil) }
+        discard(removals)
+    }
+
+    /// Removes every entry whose time has passed, and their files.
+    /// - Returns: how many entries expired.
+    /// - Complexity: O(log n) per expired entry; never a scan.
+    @discardableResult
+    public func sweep() -> Int {
+        let now = Timestamp(clock.now())
+        let removals = store.withLock { $0.sweep(now: now) }
+        discard(removals)
+        return removals.count
+    }
+
+    /// Counts and sizes, as of now.
+    public var statistics: Statistics {
+        let pending = writeBehind?.pendingCount ?? 0
+        return store.withLock { state in
+            Statistics(
+                memoryHits: state.counters.memoryHits,
+                diskHits: state.counters.diskHits,
+                misses: state.counters.misses,
+                sets: state.counters.sets,
+                expirations: state.counters.expirations,
+                evictions: state.counters.evictions,
+                memoryEvictions: state.counters.memoryEvictions,
+                quarantined: state.counters.quarantined,
+                writeErrors: state.counters.writeErrors,
+                entries: state.spaces.reduce(0) { $0 + $1.count },
+                entriesInMemory: state.memory.values,
+                bytesInMemory: state.memory.bytes,
+                memoryBudget: state.memory.limit,
+                filesOnDisk: state.filesOnDisk,
+                bytesOnDisk: state.bytesOnDisk,
+                rawBytes: state.rawBytes,
+                pendingWrites: pending
+            )
+        }
+    }
+
+    // MARK: - Shared paths of the top level, Pools and Queues
+
+    func put(_ data: Data, key: String, space: Int, ttl: Duration) throws {
+        try validate(key: key)
+        try validate(value: data)
+        guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
+        let now = Timestamp(clock.now())
+        let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
+        guard let persister else {
+            let insertion = try store.withLock { state throws(KacheError) in
+                guard !state.isClosed else { throw .closed }
+                return state.insert(space: space, key: key, value: data, expiry: expiry, now: now)
+            }
+            _ = insertion
+            return
+        }
+        let (spaceName, kind) = store.withLock { ($0.spaces[space].name, $0.spaces[space].kind) }
+        let name = EntryName(space: spaceName, key: key)
+        guard name.canonicalKey.utf8.count <= configuration.maximumKeyLength else {
+            throw KacheError.keyTooLong(bytes: name.canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
+        }
+        var file = EntryFile.draft(
+            name: name, kind: kind, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
+        )
+        let insertion = try store.withLock { state throws(KacheError) in
+            guard !state.isClosed else { throw .closed }
+            return state.insert(space: space, key: key, value: data, expiry: expiry, now: now)
+        }
+        file.seal(sequence: insertion.sequence)
+        persister.disk.noteChange()
+        let write = Persister.Write(space: space, key: key, name: name, file: file.bytes, rawSize: data.count, sequence: insertion.sequence)
+        if let writeBehind {
+            writeBehind.enqueue([.write(write)] + insertion.removals.map { .delete($0) })
+            return
+        }
+        do {
+            try persister.write(write)
+        } catch {
+            store.withLock { $0.rollBack(space: space, key: key, sequence: insertion.sequence, to: insertion.previous) }
+            insertion.removals.forEach(persister.delete)
+            throw error
+        }
+        insertion.removals.forEach(persister.delete)
+    }
+
+    func fetch(space: Int, key: String) -> Data? {
+        let now = Timestamp(clock.now())
+        switch store.withLock({ $0.lookup(space: space, key: key, now: now) }) {
+        case let .hit(value):
+            return value
+        case .miss:
+            return nil
+        case let .onDisk(sequence):
+            guard let persister else { return nil }
+            let spaceName = store.withLock { $0.spaces[space].name }
+            return persister.read(
+                space: space, key: key, name: EntryName(space: spaceName, key: key), sequence: sequence,
+                maximumLength: maximumFileLength
+            )
+        }
+    }
+
+    func removeEntry(space: Int, key: String) {
+        guard let removal = store.withLock({ $0.remove(space: space, key: key) }) else { return }
+        discard([removal])
+    }
+
+    /// Deletes the files of entries that left the index (in the background in `async`).
+    func discard(_ removals: [Removal]) {
+        guard let persister, !removals.isEmpty else { return }
+        persister.disk.noteChange()
+        if let writeBehind {
+            writeBehind.enqueue(removals.map { .delete($0) })
+        } else {
+            removals.forEach(persister.delete)
+        }
+    }
+
+    /// The longest file a valid entry can have under this configuration.
+    var maximumFileLength: Int {
+        EntryFile.headerSize + 2 * Int(UInt16.max) + configuration.maximumValueSize
+    }
+
+    private func validate(key: String) throws(KacheError) {
+        guard !key.isEmpty else { throw .emptyKey }
+        let bytes = key.utf8.count
+        guard bytes <= configuration.maximumKeyLength else { throw .keyTooLong(bytes: bytes, limit: configuration.maximumKeyLength) }
+    }
+
+    private func validate(value: Data) throws(KacheError) {
+        guard value.count <= configuration.maximumValueSize else {
+            throw .valueTooLarge(bytes: value.count, limit: configuration.maximumValueSize)
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import DequeModule
+import Foundation
+
+/// A named set of keys with its own rule for staying within capacity:
+/// the top level (unbounded), a Pool (evicts the earliest-expiring key when
+/// full) or a Queue (FIFO, drops the oldest item when full).
+///
+/// Policy only: a key space never builds a file path; `Removal`s tell the
+/// disk layer what to delete.
+struct KeySpace: Sendable {
+    /// The kinds of key space, as recorded in the manifest.
+    enum Kind: UInt8, Sendable {
+        case plain = 0, pool = 1, queue = 2
+    }
+
+    let name: String
+    let kind: Kind
+    var capacity: Int
+    var entries: [String: EntryRecord] = [:]
+    var expiry = ExpiryIndex()
+    /// Queue keys in push order; keys no longer in `entries` are skipped lazily.
+    var fifo = Deque<String>()
+    var counters = KeySpaceCounters()
+
+    init(name: String, kind: Kind, capacity: Int) {
+        self.name = name
+        self.kind = kind
+        self.capacity = capacity
+    }
+
+    var count: Int { entries.count }
+
+    /// Adds or replaces `key`.
+    /// - Complexity: O(log n) amortized.
+    mutating func upsert(_ key: String, _ record: EntryRecord) -> EntryRecord? {
+        let previous = entries.updateValue(record, forKey: key)
+        expiry.insert(key: key, expiry: record.expiry, sequence: record.sequence)
+        if kind == .queue, previous == nil { fifo.append(key) }
+        compactIfNeeded()
+        return previous
+    }
+
+    /// The live version check used by the expiry index.
+    func isLive(_ item: ExpiryIndex.Item) -> Bool {
+        entries[item.key]?.sequence == item.sequence
+    }
+
+    /// Removes and returns the entry with the earliest expiry if it has passed.
+    /// - Complexity: O(log n) amortized.
+    mutating func popExpired(now: Timestamp) -> (key: String, record: EntryRecord)? {
+        guard let top = expiry.earliest(isLive: isLive), top.expiry <= now else { return nil }
+        return popEarliest()
+    }
+
+    /// The expiry of the earliest live entry, if any.
+    mutating func earliestExpiry() -> Timestamp? {
+        expiry.earliest(isLive: isLive)?.expiry
+    }
+
+    /// Removes and returns the entry that expires first (ties: written first).
+    /// - Complexity: O(log n) amortized.
+    mutating func popEarliest() -> (key: String, record: EntryRecord)? {
+        guard let top = expiry.popEarliest(isLive: isLive) else { return nil }
+        return entries.removeValue(forKey: top.key).map { (top.key, $0) }
+    }
+
+    /// The oldest live Queue key.
+    /// - Complexity: O(1) amortized.
+    mutating func oldestKey() -> String? {
+        while let first = fifo.first {
+            if entries[first] != nil { return first }
+            fifo.removeFirst()
+        }
+        return nil
+    }
+
+    /// Removes and returns the oldest Queue item.
+    mutating func popOldest() -> (key: String, record: EntryRecord)? {
+        guard let key = oldestKey() else { return nil }
+        fifo.removeFirst()
+        return entries.removeValue(forKey: key).map { (key, $0) }
+    }
+
+    /// Keys ordered by expiry (ties: written first).
+    /// - Complexity: O(n log n)
+    var keysByExpiry: [String] {
+        entries.sorted { a, b in
+            a.value.expiry != b.value.expiry ? a.value.expiry < b.value.expiry : a.value.sequence < b.value.sequence
+        }.map(\.key)
+    }
+
+    /// Queue keys, oldest first.
+    var keysInQueueOrder: [String] {
+        fifo.filter { entries[$0] != nil }
+    }
+
+    /// Forgets every entry (the caller deletes the files).
+    mutating func removeAll() {
+        entries.removeAll()
+        expiry.removeAll()
+        fifo.removeAll()
+    }
+
+    private mutating func compactIfNeeded() {
+        if expiry.needsCompaction(liveCount: entries.count) {
+            expiry.rebuild(from: entries.map { ExpiryIndex.Item(expiry: $0.value.expiry, sequence: $0.value.sequence, key: $0.key) })
+        }
+        if kind == .queue, fifo.count > 2 * entries.count + 1024 {
+            fifo = Deque(fifo.filter { entries[$0] != nil })
+        }
+    }
+}
+
+/// Per-key-space counts, persisted in the manifest.
+struct KeySpaceCounters: Sendable, Equatable {
+    var evictions: UInt64 = 0
+    var expirations: UInt64 = 0
+    var pushes: UInt64 = 0
+    var pops: UInt64 = 0
+}

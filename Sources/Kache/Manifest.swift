@@ -1,0 +1,147 @@
+import Foundation
+
+/// The snapshot `save()` writes: every key space (name, kind, capacity,
+/// counters) and every entry's metadata, so that opening a directory rebuilds
+/// the index without opening a single entry file. Specified in docs/FORMAT.md.
+///
+/// ```
+/// magic "KMAN" · checksum u64 (XXH64 of everything after it) · version u16 · reserved u16
+/// savedAt i64 · nextSequence u64 · spaceCount u32
+/// per space: name (u16 length + UTF-8) · kind u8 · capacity i64
+///            evictions u64 · expirations u64 · pushes u64 · pops u64 · entryCount u32
+///   per entry: key (u16 length + UTF-8) · expiry i64 · sequence u64 · rawSize u32 · fileSize u32
+/// ```
+struct Manifest: Sendable, Equatable {
+    struct Space: Sendable, Equatable {
+        var name: String
+        var kind: KeySpace.Kind
+        var capacity: Int
+        var counters: KeySpaceCounters
+        var entries: [Entry]
+    }
+
+    struct Entry: Sendable, Equatable {
+        var key: String
+        var expiry: Timestamp
+        var sequence: UInt64
+        var rawSize: Int
+        var fileSize: Int
+    }
+
+    /// Why a manifest was not used.
+    enum Damage: Error, Equatable, CustomStringConvertible {
+        case badMagic, checksumMismatch, unsupportedVersion(UInt16), malformed
+
+        var description: String {
+            switch self {
+            case .badMagic: return "not a Kache manifest (bad magic)"
+            case .checksumMismatch: return "manifest checksum mismatch"
+            case let .unsupportedVersion(v): return "manifest version \(v) is not supported"
+            case .malformed: return "manifest is truncated or malformed"
+            }
+        }
+    }
+
+    static let magic: [UInt8] = Array("KMAN".utf8)
+    static let version: UInt16 = 1
+    private static let checksumOffset = 4
+    private static let bodyOffset = 12
+    private static let smallestEntry = 2 + 8 + 8 + 4 + 4
+    private static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
+
+    var savedAt: Timestamp
+    var nextSequence: UInt64
+    var spaces: [Space]
+
+    /// The manifest's bytes.
+    /// - Complexity: O(entries)
+    func encoded() -> [UInt8] {
+        var out = BinaryWriter(reservingCapacity: 64 + spaces.reduce(0) { $0 + $1.entries.count * 40 })
+        for byte in Manifest.magic { out.write(byte) }
+        out.write(UInt64(0))
+        out.write(Manifest.version)
+        out.write(UInt16(0))
+        out.write(savedAt)
+        out.write(nextSequence)
+        out.write(UInt32(spaces.count))
+        for space in spaces {
+            out.writeShortString(space.name)
+            out.write(space.kind.rawValue)
+            out.write(Int64(clamping: space.capacity))
+            out.write(space.counters.evictions)
+            out.write(space.counters.expirations)
+            out.write(space.counters.pushes)
+            out.write(space.counters.pops)
+            out.write(UInt32(space.entries.count))
+            for entry in space.entries {
+                out.writeShortString(entry.key)
+                out.write(entry.expiry)
+                out.write(entry.sequence)
+                out.write(UInt32(clamping: entry.rawSize))
+                out.write(UInt32(clamping: entry.fileSize))
+            }
+        }
+        var bytes = out
+        let checksum = bytes.bytes.withUnsafeBytes { XXHash64.hash(UnsafeRawBufferPointer(rebasing: $0[Manifest.bodyOffset...])) }
+        bytes.overwrite(checksum, at: Manifest.checksumOffset)
+        return bytes.bytes
+    }
+
+    /// Decodes and verifies a manifest. Never traps on hostile input: counts are
+    /// checked against the bytes that remain before anything is allocated.
+    /// - Complexity: O(n) in its length.
+    init(decoding bytes: UnsafeRawBufferPointer) throws(Damage) {
+        guard bytes.count >= Manifest.bodyOffset, bytes.prefix(4).elementsEqual(Manifest.magic) else { throw .badMagic }
+        let stored = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: Manifest.checksumOffset, as: UInt64.self))
+        guard stored == XXHash64.hash(UnsafeRawBufferPointer(rebasing: bytes[Manifest.bodyOffset...])) else {
+            throw .checksumMismatch
+        }
+        var reader = BinaryReader(bytes, offset: Manifest.bodyOffset)
+        do {
+            let version = try reader.read(UInt16.self)
+            guard version == Manifest.version else { throw Damage.unsupportedVersion(version) }
+            _ = try reader.read(UInt16.self)
+            savedAt = try reader.read()
+            nextSequence = try reader.read()
+            let spaceCount = Int(try reader.read(UInt32.self))
+            guard spaceCount <= reader.remaining / Manifest.smallestSpace else { throw Damage.malformed }
+            spaces = []
+            spaces.reserveCapacity(spaceCount)
+            var names = Set<String>()
+            for _ in 0 ..< spaceCount {
+                let name = try reader.readShortString()
+                guard let kind = KeySpace.Kind(rawValue: try reader.read()), names.insert(name).inserted else { throw Damage.malformed }
+                let capacity = Int(try reader.read(Int64.self))
+                guard capacity > 0 else { throw Damage.malformed }
+                let counters = KeySpaceCounters(
+                    evictions: try reader.read(), expirations: try reader.read(),
+                    pushes: try reader.read(), pops: try reader.read()
+                )
+                let entryCount = Int(try reader.read(UInt32.self))
+                guard entryCount <= reader.remaining / Manifest.smallestEntry else { throw Damage.malformed }
+                var entries: [Entry] = []
+                entries.reserveCapacity(entryCount)
+                for _ in 0 ..< entryCount {
+                    let key = try reader.readShortString()
+                    guard !key.isEmpty else { throw Damage.malformed }
+                    entries.append(Entry(
+                        key: key, expiry: try reader.read(), sequence: try reader.read(),
+                        rawSize: Int(try reader.read(UInt32.self)), fileSize: Int(try reader.read(UInt32.self))
+                    ))
+                }
+                spaces.append(Space(name: name, kind: kind, capacity: capacity, counters: counters, entries: entries))
+            }
+            guard reader.remaining == 0 else { throw Damage.malformed }
+        } catch let damage as Damage {
+            throw damage
+        } catch {
+            throw .malformed
+        }
+    }
+
+    init(savedAt: Timestamp, nextSequence: UInt64, spaces: [Space]) {
+        self.savedAt = savedAt
+        self.nextSequence = nextSequence
+        self.spaces = spaces
+    }
+}

@@ -1,0 +1,47 @@
+/// Counts and sizes of a cache instance, read through ``Kache/statistics``.
+///
+/// Counters start at zero when the instance opens; sizes describe the
+/// cache as it is now.
+public struct Statistics: Sendable, Equatable, Codable {
+    /// Reads answered from memory.
+    public var memoryHits: UInt64
+    /// Reads answered from a file (the value was then promoted to memory).
+    public var diskHits: UInt64
+    /// Reads that found nothing live.
+    public var misses: UInt64
+    /// Values stored (`set` and Queue `push`).
+    public var sets: UInt64
+    /// Entries removed because their time was up.
+    public var expirations: UInt64
+    /// Entries evicted by a full Pool or dropped by a full Queue.
+    public var evictions: UInt64
+    /// Values that left memory for the memory budget (their files stay, except in `memory` durability).
+    public var memoryEvictions: UInt64
+    /// Damaged files moved to `quarantine/`, since open.
+    public var quarantined: UInt64
+    /// Files that could not be written (disk full, I/O error).
+    public var writeErrors: UInt64
+    /// Live entries (in memory or on disk), in every key space.
+    public var entries: Int
+    /// Values held in memory.
+    public var entriesInMemory: Int
+    /// Bytes of the values held in memory.
+    public var bytesInMemory: Int
+    /// The memory budget.
+    public var memoryBudget: Int
+    /// Entry files on disk, as the index knows them.
+    public var filesOnDisk: Int
+    /// Bytes of those files (headers included).
+    public var bytesOnDisk: Int
+    /// Bytes of every entry's value, uncompressed.
+    public var rawBytes: Int
+    /// File writes and deletions queued in `async` durability.
+    public var pendingWrites: Int
+
+    /// Reads from memory or disk that found a live value, over all reads.
+    public var hitRatio: Double {
+        let hits = memoryHits + diskHits
+        let reads = hits + misses
+        return reads == 0 ? 0 : Double(hits) / Double(reads)
+    }
+}

@@ -1,0 +1,330 @@
+import Foundation
+import Synchronization
+
+/// The cache's whole in-memory state: every live entry's record in its key
+/// space, values within the memory budget, and the counters. It does no I/O;
+/// the facade takes its lock only for these short, in-memory steps.
+struct StoreState: Sendable {
+    var spaces: [KeySpace]
+    var spaceIndex: [String: Int]
+    var nextSequence: UInt64 = 1
+    var memory: MemoryBudget
+    var counters = Counters()
+    /// Files and their bytes as the index knows them.
+    var filesOnDisk = 0
+    var bytesOnDisk = 0
+    /// Bytes of every live entry's value, uncompressed.
+    var rawBytes = 0
+    /// Bumped by every change to the index; `save()` compares it to know whether
+    /// the manifest it wrote is still complete.
+    var mutations: UInt64 = 0
+    /// False in `memory` durability: there are no files, and leaving memory means leaving the cache.
+    let keepsFiles: Bool
+    var isClosed = false
+
+    struct Counters: Sendable {
+        var memoryHits: UInt64 = 0
+        var diskHits: UInt64 = 0
+        var misses: UInt64 = 0
+        var sets: UInt64 = 0
+        var expirations: UInt64 = 0
+        var evictions: UInt64 = 0
+        var memoryEvictions: UInt64 = 0
+        var quarantined: UInt64 = 0
+        var writeErrors: UInt64 = 0
+    }
+
+    /// The top level's index in `spaces`.
+    static let topLevel = 0
+
+    init(memoryLimit: Int, keepsFiles: Bool) {
+        spaces = [KeySpace(name: "", kind: .plain, capacity: .max)]
+        spaceIndex = ["": 0]
+        memory = MemoryBudget(limit: memoryLimit)
+        self.keepsFiles = keepsFiles
+    }
+
+    // MARK: - Reads
+
+    /// What a read finds in memory.
+    enum Lookup: Sendable {
+        case hit(Data)
+        /// The entry is live but its value is only in its file.
+        case onDisk(sequence: UInt64)
+        case miss
+    }
+
+    /// Looks `key` up; a hit marks the value recently used.
+    /// - Complexity: O(1), one hash lookup.
+    mutating func lookup(space: Int, key: String, now: Timestamp) -> Lookup {
+        guard let index = spaces[space].entries.index(forKey: key) else {
+            counters.misses += 1
+            return .miss
+        }
+        let record = spaces[space].entries.values[index]
+        guard record.expiry > now else {
+            counters.misses += 1
+            return .miss
+        }
+        guard let value = record.value else { return .onDisk(sequence: record.sequence) }
+        if !record.referenced { spaces[space].entries.values[index].referenced = true }
+        counters.memoryHits += 1
+        return .hit(value)
+    }
+
+    /// Whether `key` holds a live entry (no value is read).
+    func contains(space: Int, key: String, now: Timestamp) -> Bool {
+        guard let record = spaces[space].entries[key] else { return false }
+        return record.expiry > now
+    }
+
+    /// Whether `sequence` is still the current version of `key`.
+    func isCurrent(space: Int, key: String, sequence: UInt64) -> Bool {
+        spaces[space].entries[key]?.sequence == sequence
+    }
+
+    /// Whether the index has any version of `key`.
+    func hasEntry(space: Int, key: String) -> Bool {
+        spaces[space].entries[key] != nil
+    }
+
+    // MARK: - Writes
+
+    /// What an insert did besides inserting.
+    struct Insertion: Sendable {
+        var sequence: UInt64
+        /// The version it replaced, for rolling back a failed write.
+        var previous: EntryRecord?
+        /// Entries swept, evicted or dropped to make room, whose files must go.
+        var removals: [Removal]
+    }
+
+    /// Sweeps expired keys, makes room in a full Pool or Queue, then inserts.
+    /// - Complexity: O(log n) plus O(log n) per key swept or evicted.
+    mutating func insert(space: Int, key: String, value: Data, expiry: Timestamp, now: Timestamp) -> Insertion {
+        var removals = sweep(now: now)
+        mutations += 1
+        counters.sets += 1
+        let sequence = nextSequence
+        nextSequence += 1
+        switch spaces[space].kind {
+        case .plain:
+            break
+        case .pool:
+            while spaces[space].entries[key] == nil, spaces[space].count >= spaces[space].capacity,
+                  let (victim, record) = spaces[space].popEarliest()
+            {
+                removals.append(forget(space: space, key: victim, record: record))
+                spaces[space].counters.evictions += 1
+                counters.evictions += 1
+            }
+        case .queue:
+            spaces[space].counters.pushes += 1
+            while spaces[space].count >= spaces[space].capacity, let (victim, record) = spaces[space].popOldest() {
+                removals.append(forget(space: space, key: victim, record: record))
+                spaces[space].counters.evictions += 1
+                counters.evictions += 1
+            }
+        }
+        let record = EntryRecord(
+            expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
+            isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0
+        )
+        let previous = spaces[space].upsert(key, record)
+        rawBytes += value.count - (previous?.rawSize ?? 0)
+        if let previous { releaseFromMemory(previous) }
+        admitToMemory(space: space, key: key, sequence: sequence, size: value.count)
+        enforceMemoryBudget()
+        return Insertion(sequence: sequence, previous: previous, removals: removals)
+    }
+
+    /// Removes every expired entry, in every key space.
+    /// - Complexity: O(log n) per expired entry plus O(key spaces); never a scan.
+    mutating func sweep(now: Timestamp) -> [Removal] {
+        var removals: [Removal] = []
+        for space in spaces.indices {
+            while let (key, record) = spaces[space].popExpired(now: now) {
+                removals.append(forget(space: space, key: key, record: record))
+                spaces[space].counters.expirations += 1
+                counters.expirations += 1
+            }
+        }
+        if !removals.isEmpty { mutations += 1 }
+        return removals
+    }
+
+    /// Removes `key` if present.
+    mutating func remove(space: Int, key: String) -> Removal? {
+        guard let record = spaces[space].entries.removeValue(forKey: key) else { return nil }
+        mutations += 1
+        return forget(space: space, key: key, record: record)
+    }
+
+    /// Removes `key` only if `sequence` is still its current version (a file
+    /// that turned out missing or damaged).
+    mutating func drop(space: Int, key: String, sequence: UInt64) {
+        guard isCurrent(space: space, key: key, sequence: sequence) else { return }
+        _ = remove(space: space, key: key)
+    }
+
+    /// Removes every entry of one key space, or of all when `space` is nil.
+    mutating func removeAll(space: Int?) -> [Removal] {
+        var removals: [Removal] = []
+        for index in spaces.indices where space == nil || space == index {
+            for (key, record) in spaces[index].entries {
+                removals.append(forget(space: index, key: key, record: record))
+            }
+            spaces[index].removeAll()
+        }
+        mutations += 1
+        return removals
+    }
+
+    /// Bookkeeping for an entry already taken out of its key space.
+    mutating func forget(space: Int, key: String, record: EntryRecord) -> Removal {
+        releaseFromMemory(record)
+        rawBytes -= record.rawSize
+        if record.fileSize > 0 {
+            filesOnDisk -= 1
+            bytesOnDisk -= record.fileSize
+        }
+        return Removal(
+            spaceIndex: space, space: spaces[space].name, key: key, sequence: record.sequence,
+            hasFile: record.fileSize > 0 || record.isPendingWrite
+        )
+    }
+
+    /// Puts back the version a failed write replaced (its file is untouched).
+    mutating func rollBack(space: Int, key: String, sequence: UInt64, to previous: EntryRecord?) {
+        guard let current = spaces[space].entries[key], current.sequence == sequence else { return }
+        spaces[space].entries.removeValue(forKey: key)
+        _ = forget(space: space, key: key, record: current)
+        mutations += 1
+        counters.writeErrors += 1
+        guard var previous, !previous.isPendingWrite, previous.fileSize > 0 else { return }
+        previous.value = nil
+        _ = spaces[space].upsert(key, previous)
+        rawBytes += previous.rawSize
+        filesOnDisk += 1
+        bytesOnDisk += previous.fileSize
+    }
+
+    // MARK: - Disk bookkeeping
+
+    /// Records that version `sequence` of `key` is now in a file of `fileSize` bytes.
+    mutating func markWritten(space: Int, key: String, sequence: UInt64, fileSize: Int) {
+        guard let index = spaces[space].entries.index(forKey: key),
+              spaces[space].entries.values[index].sequence == sequence else { return }
+        let old = spaces[space].entries.values[index].fileSize
+        if old == 0 { filesOnDisk += 1 }
+        bytesOnDisk += fileSize - old
+        spaces[space].entries.values[index].fileSize = fileSize
+        spaces[space].entries.values[index].isPendingWrite = false
+        if memory.isOver { enforceMemoryBudget() }
+    }
+
+    /// Brings a value read from its file into memory.
+    mutating func promote(space: Int, key: String, sequence: UInt64, value: Data) {
+        counters.diskHits += 1
+        guard let index = spaces[space].entries.index(forKey: key),
+              spaces[space].entries.values[index].sequence == sequence,
+              spaces[space].entries.values[index].value == nil else { return }
+        spaces[space].entries.values[index].value = value
+        admitToMemory(space: space, key: key, sequence: sequence, size: value.count)
+        enforceMemoryBudget()
+    }
+
+    /// Adds an entry found on disk at open, without its value.
+    mutating func restore(space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, fileSize: Int) {
+        let record = EntryRecord(
+            expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil,
+            isPendingWrite: false, fileSize: fileSize
+        )
+        if let previous = spaces[space].upsert(key, record) {
+            rawBytes -= previous.rawSize
+            filesOnDisk -= 1
+            bytesOnDisk -= previous.fileSize
+        }
+        rawBytes += rawSize
+        filesOnDisk += 1
+        bytesOnDisk += fileSize
+        nextSequence = max(nextSequence, sequence + 1)
+    }
+
+    // MARK: - Key spaces
+
+    /// The index of the key space `name`, creating it if needed.
+    mutating func keySpace(named name: String, kind: KeySpace.Kind, capacity: Int) throws(KacheError) -> (index: Int, removals: [Removal]) {
+        if let index = spaceIndex[name] {
+            guard spaces[index].kind == kind else {
+                throw .invalidKeySpaceName(name, reason: "it already names a \(spaces[index].kind == .pool ? "Pool" : spaces[index].kind == .queue ? "Queue" : "built-in key space")")
+            }
+            var removals: [Removal] = []
+            if spaces[index].capacity != capacity {
+                spaces[index].capacity = capacity
+                removals = trimToCapacity(space: index)
+            }
+            return (index, removals)
+        }
+        spaces.append(KeySpace(name: name, kind: kind, capacity: capacity))
+        spaceIndex[name] = spaces.count - 1
+        mutations += 1
+        return (spaces.count - 1, [])
+    }
+
+    /// Evicts from a key space until it is within capacity (after a resize or a restore).
+    mutating func trimToCapacity(space: Int) -> [Removal] {
+        var removals: [Removal] = []
+        while spaces[space].count > spaces[space].capacity {
+            let taken = spaces[space].kind == .queue ? spaces[space].popOldest() : spaces[space].popEarliest()
+            guard let (key, record) = taken else { break }
+            removals.append(forget(space: space, key: key, record: record))
+            spaces[space].counters.evictions += 1
+            counters.evictions += 1
+        }
+        if !removals.isEmpty { mutations += 1 }
+        return removals
+    }
+
+    /// What `popOldest` took from a Queue.
+    struct Pop: Sendable {
+        /// The oldest live item, its value when in memory, and its version.
+        var item: (removal: Removal, value: Data?)?
+        /// Expired items removed on the way to it.
+        var expired: [Removal] = []
+    }
+
+    /// Removes and returns the oldest live Queue item, removing expired ones on the way.
+    /// - Complexity: O(1) amortized per item removed.
+    mutating func popOldest(space: Int, now: Timestamp) -> Pop {
+        var pop = Pop()
+        while let (key, record) = spaces[space].popOldest() {
+            let removal = forget(space: space, key: key, record: record)
+            mutations += 1
+            if record.expiry <= now {
+                spaces[space].counters.expirations += 1
+                counters.expirations += 1
+                pop.expired.append(removal)
+                continue
+            }
+            spaces[space].counters.pops += 1
+            pop.item = (removal, record.value)
+            break
+        }
+        return pop
+    }
+}
+
+/// The store's state behind its lock.
+final class Store: Sendable {
+    let state: Mutex<StoreState>
+
+    init(memoryLimit: Int, keepsFiles: Bool) {
+        state = Mutex(StoreState(memoryLimit: memoryLimit, keepsFiles: keepsFiles))
+    }
+
+    /// Runs `body` with the state, holding the lock. Keep it short and free of I/O.
+    func withLock<R: Sendable, E: Error>(_ body: (inout StoreState) throws(E) -> R) throws(E) -> R {
+        try state.withLock { (state: inout StoreState) throws(E) -> R in try body(&state) }
+    }
+}

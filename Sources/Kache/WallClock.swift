@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+
+/// The source of wall-clock time for every expiry decision.
+///
+/// Expiry times are absolute wall-clock instants so that they survive restarts.
+/// Inject a ``ManualClock`` to move time in tests and benchmarks without sleeping.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let cache = try Kache(directory: dir, configuration: .init(clock: clock))
+/// clock.advance(by: .seconds(3601))
+/// ```
+public protocol WallClock: Sendable {
+    /// The current wall-clock time.
+    func now() -> Date
+}
+
+/// The system's real-time clock.
+public struct SystemClock: WallClock {
+    /// Creates the system clock.
+    public init() {}
+    /// The current time from the operating system.
+    public func now() -> Date { Date() }
+}
+
+/// A clock that moves only when told to: for tests and simulated workloads.
+public final class ManualClock: WallClock {
+    private let current: Mutex<Date>
+
+    /// Creates a clock that reads `start` until it is moved.
+    public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
+        current = Mutex(start)
+    }
+
+    /// The clock's current time.
+    public func now() -> Date { current.withLock { $0 } }
+
+    /// Moves the clock forward (or back, with a negative duration).
+    public func advance(by duration: Duration) {
+        current.withLock { $0 = $0.addingTimeInterval(duration.timeInterval) }
+    }
+
+    /// Sets the clock to `date`.
+    public func set(to date: Date) {
+        current.withLock { $0 = date }
+    }
+}
+
+/// Nanoseconds since 1970-01-01T00:00:00Z: the unit of every stored expiry.
+/// `Int64` reaches the year 2262; larger expiries saturate (they never expire).
+typealias Timestamp = Int64
+
+extension Timestamp {
+    init(_ date: Date) {
+        let nanos = date.timeIntervalSince1970 * 1e9
+        if nanos >= 9.2e18 { self = .max } else if nanos <= -9.2e18 { self = .min } else { self = Int64(nanos) }
+    }
+
+    /// `self + nanoseconds`, saturating at `Int64.max` instead of overflowing.
+    func adding(nanoseconds: Int64) -> Timestamp {
+        let (sum, overflow) = addingReportingOverflow(nanoseconds)
+        return overflow ? (nanoseconds > 0 ? .max : .min) : sum
+    }
+
+    var date: Date { Date(timeIntervalSince1970: Double(self) / 1e9) }
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating at `Int64.max` for durations too long to count.
+    var saturatingNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds > 0 ? .max : .min }
+        let (total, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if overflow2 { return seconds > 0 ? .max : .min }
+        return total
+    }
+
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,11 @@
+# Sourced by the scripts: makes sure the system packages the build needs are there.
+ensure_deps() {
+    export PATH="/opt/swift/usr/bin:$PATH"
+    if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists liblz4; then
+        echo "Installing liblz4-dev and pkg-config…" >&2
+        local sudo=""
+        [ "$(id -u)" = 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq liblz4-dev pkg-config >/dev/null
+    fi
+}
