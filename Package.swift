@@ -6,11 +6,16 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Kache", targets: ["Kache"]),
+        .library(name: "KacheHTTP", targets: ["KacheHTTP"]),
+        .executable(name: "kache", targets: ["KacheCLI"]),
+        .executable(name: "kache-bench", targets: ["KacheBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // The system LZ4 library, found through pkg-config (Debian: liblz4-dev).
@@ -32,13 +37,27 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // HTTP response caching for a URLSession-based client.
+        .target(name: "KacheHTTP", dependencies: ["Kache"]),
         // Deterministic generators and baselines of shared/bench/WORKLOADS.md.
-        .target(
-            name: "KacheWorkloads",
-            dependencies: ["CLZ4"]
+        .target(name: "KacheWorkloads", dependencies: ["CLZ4"]),
+        .executableTarget(
+            name: "KacheCLI",
+            dependencies: ["Kache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(
+            name: "KacheBench",
+            dependencies: [
+                "Kache", "KacheWorkloads",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
         ),
         .testTarget(name: "KacheTests", dependencies: ["Kache"]),
+        .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"]),
         .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"]),
+        // Runs the built `kache` and `kache-bench` binaries against real directories.
+        .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI", "KacheBench"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -57,7 +57,7 @@ struct StoreState: Sendable {
     /// Looks `key` up; a hit marks the value recently used.
     /// - Complexity: O(1), one hash lookup.
     mutating func lookup(space: Int, key: String, now: Timestamp) -> Lookup {
-        guard let index = spaces[space].entries.index(forKey: key) else {
+        guard !isClosed, let index = spaces[space].entries.index(forKey: key) else {
             counters.misses += 1
             return .miss
         }
@@ -74,7 +74,7 @@ struct StoreState: Sendable {
 
     /// Whether `key` holds a live entry (no value is read).
     func contains(space: Int, key: String, now: Timestamp) -> Bool {
-        guard let record = spaces[space].entries[key] else { return false }
+        guard !isClosed, let record = spaces[space].entries[key] else { return false }
         return record.expiry > now
     }
 

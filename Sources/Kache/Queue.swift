@@ -1,0 +1,134 @@
+import Foundation
+
+extension Kache {
+    /// A named FIFO of fixed capacity. `push` appends; when the Queue is full
+    /// the oldest item is dropped. `pop` returns and removes the oldest live
+    /// item, skipping (and removing) expired ones.
+    ///
+    /// Items are entries like any other: compressed files on disk, fronted by memory.
+    ///
+    /// ```swift
+    /// let uploads = try cache.queue(named: "uploads", capacity: 100)
+    /// try uploads.push(request, ttl: .seconds(600))
+    /// while let next = uploads.pop() { send(next) }
+    /// ```
+    public struct Queue: Sendable {
+        let cache: Kache
+        let index: Int
+        /// The Queue's name.
+        public let name: String
+
+        /// Appends `data`, which expires `ttl` from now; drops the oldest item when full.
+        /// - Throws: ``KacheError/valueTooLarge(bytes:limit:)``, ``KacheError/invalidTTL(_:)``,
+        ///   and file errors as ``Kache/set(_:forKey:ttl:)``.
+        /// - Complexity: O(log n) plus the file write.
+        public func push(_ data: Data, ttl: Duration) throws {
+            try cache.push(data, space: index, ttl: ttl)
+        }
+
+        /// Appends `data` for the configuration's `defaultTTL`.
+        public func push(_ data: Data) throws {
+            try cache.push(data, space: index, ttl: cache.configuration.defaultTTL)
+        }
+
+        /// Removes and returns the oldest live item, or nil when there is none.
+        /// - Complexity: O(1) amortized, plus a file read when the item is not in memory.
+        public func pop() -> Data? {
+            cache.pop(space: index, remove: true)
+        }
+
+        /// The oldest live item, left in the Queue.
+        public func peek() -> Data? {
+            cache.pop(space: index, remove: false)
+        }
+
+        /// Items held now (expired ones not yet swept included).
+        public var count: Int { cache.store.withLock { $0.spaces[index].count } }
+
+        /// The most items the Queue holds.
+        public var capacity: Int { cache.store.withLock { $0.spaces[index].capacity } }
+
+        /// Removes every item.
+        public func removeAll() {
+            cache.discard(cache.store.withLock { $0.removeAll(space: index) })
+        }
+
+        /// Counts of this Queue.
+        public var statistics: KeySpaceStatistics { cache.store.withLock { KeySpaceStatistics($0.spaces[index]) } }
+    }
+
+    /// The Queue named `name`, created with `capacity` if it does not exist yet
+    /// (or restored as it was saved). A different capacity resizes it, dropping
+    /// the oldest items if it shrinks.
+    /// - Throws: ``KacheError/invalidKeySpaceName(_:reason:)`` for an empty
+    ///   name, one over 255 bytes, or one that names a Pool;
+    ///   ``KacheError/invalidCapacity(_:)`` for a capacity under 1.
+    public func queue(named name: String, capacity: Int) throws -> Queue {
+        Queue(cache: self, index: try keySpace(named: name, kind: .queue, capacity: capacity), name: name)
+    }
+
+    /// The Queue that is always there, named ``defaultQueueName``, with the
+    /// configuration's `defaultQueueCapacity`.
+    public var defaultQueue: Queue {
+        Queue(cache: self, index: defaultQueueIndex, name: Kache.defaultQueueName)
+    }
+
+    func push(_ data: Data, space: Int, ttl: Duration) throws {
+        // A Queue item's key is a sequence number reserved for it (taken and
+        // bumped under the lock, so no two pushes share one). Queue order is the
+        // order of the inserts themselves, kept by the Queue and by file sequences.
+        let key = String(store.withLock { state in
+            defer { state.nextSequence += 1 }
+            return state.nextSequence
+        })
+        try put(data, key: key, space: space, ttl: ttl)
+    }
+
+    func pop(space: Int, remove: Bool) -> Data? {
+        while true {
+            let now = Timestamp(clock.now())
+            if !remove {
+                let oldest = store.withLock { state -> (key: String, sequence: UInt64, expiry: Timestamp)? in
+                    guard let key = state.spaces[space].oldestKey(), let record = state.spaces[space].entries[key] else { return nil }
+                    return (key, record.sequence, record.expiry)
+                }
+                guard let oldest else { return nil }
+                if oldest.expiry <= now {
+                    discard(store.withLock { $0.sweep(now: now) })
+                    continue
+                }
+                if let value = fetch(space: space, key: oldest.key) { return value }
+                continue
+            }
+            let taken = store.withLock { $0.popOldest(space: space, now: now) }
+            discard(taken.expired)
+            guard let (removal, value) = taken.item else { return nil }
+            if let value {
+                discard([removal])
+                return value
+            }
+            // Only in its file: read it before the file is scheduled for deletion.
+            let data = readRemoved(removal)
+            discard([removal])
+            if let data { return data }
+        }
+    }
+
+    /// Reads the file of an entry already taken out of the index (a popped Queue item).
+    private func readRemoved(_ removal: Removal) -> Data? {
+        guard let persister else { return nil }
+        let name = EntryName(space: removal.space, key: removal.key)
+        switch persister.disk.read(name, maximumLength: maximumFileLength) {
+        case let .entry(header, payload) where header.sequence == removal.sequence:
+            store.withLock { $0.counters.diskHits += 1 }
+            return payload
+        case let .damaged(damage, inode):
+            let moved = persister.disk.withExclusiveAccess(to: name) { persister.disk.quarantine(name, inode: inode) }
+            configuration.logger.warning("Kache moved a damaged Queue item to quarantine: \(damage)")
+            if moved { store.withLock { $0.counters.quarantined += 1 } }
+            return nil
+        case .entry, .missing:
+            return nil
+        }
+    }
+}

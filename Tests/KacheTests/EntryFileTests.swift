@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import Kache
+
+@Suite struct EntryFileTests {
+    let name = EntryName(space: "avatars", key: "user/42")
+
+    func sealed(_ payload: Data, threshold: Int = 64, sequence: UInt64 = 7) -> Data {
+        var draft = EntryFile.draft(name: name, kind: .pool, payload: payload, expiry: 1_234_567, compressionThreshold: threshold)
+        draft.seal(sequence: sequence)
+        return draft.bytes
+    }
+
+    func decode(_ file: Data) -> Result<(header: EntryFile.Header, payload: Data), EntryFile.Damage> {
+        file.withUnsafeBytes { raw in Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) } }
+    }
+
+    @Test func roundTripsCompressibleData() throws {
+        let payload = compressible(4096)
+        let file = sealed(payload)
+        let (header, decoded) = try decode(file).get()
+        #expect(decoded == payload)
+        #expect(header.flags.contains(.compressed))
+        #expect(header.key == "user/42" && header.space == "avatars" && header.kind == .pool)
+        #expect(header.expiry == 1_234_567 && header.sequence == 7)
+        #expect(header.rawLength == 4096 && header.storedLength < 4096 / 4)
+        #expect(file.count == header.fileLength)
+    }
+
+    @Test func incompressibleDataIsStoredRawNeverLarger() throws {
+        for size in [0, 1, 12, 13, 100, 65_536] {
+            let payload = incompressible(size)
+            let file = sealed(payload)
+            let (header, decoded) = try decode(file).get()
+            #expect(decoded == payload)
+            #expect(!header.flags.contains(.compressed))
+            #expect(file.count == EntryFile.headerSize + "user/42".utf8.count + "avatars".utf8.count + size)
+        }
+    }
+
+    @Test func belowThresholdIsNotCompressed() throws {
+        let payload = compressible(63)
+        #expect(try !decode(sealed(payload, threshold: 64)).get().header.flags.contains(.compressed))
+        #expect(try decode(sealed(payload, threshold: 16)).get().header.flags.contains(.compressed))
+    }
+
+    @Test func everyFlippedBitIsCaught() {
+        let file = sealed(compressible(300))
+        for byte in 0 ..< file.count {
+            for bit in 0 ..< 8 {
+                var damaged = file
+                damaged[byte] ^= UInt8(1 << bit)
+                #expect(throws: EntryFile.Damage.self) { try decode(damaged).get() }
+            }
+        }
+    }
+
+    @Test func everyTruncationIsCaught() {
+        let file = sealed(compressible(300))
+        for length in 0 ..< file.count {
+            #expect(throws: EntryFile.Damage.self) { try decode(file.prefix(length)).get() }
+        }
+        #expect(throws: EntryFile.Damage.self) { try decode(file + Data([0])).get() }
+    }
+
+    @Test func headerDecodesWithoutThePayload() throws {
+        let file = sealed(compressible(5000))
+        let prefixLength = EntryFile.headerSize + "user/42".utf8.count + "avatars".utf8.count
+        let header = try file.prefix(prefixLength).withUnsafeBytes { raw in
+            try Result { () throws(EntryFile.Damage) in try EntryFile.decodeHeader(raw, fileLength: file.count) }.get()
+        }
+        #expect(header.key == "user/42" && header.rawLength == 5000)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import Kache
+
+@Suite struct ManifestTests {
+    let manifest = Manifest(savedAt: 99, nextSequence: 1000, spaces: [
+        .init(name: "", kind: .plain, capacity: .max, counters: .init(), entries: [
+            .init(key: "a", expiry: 10, sequence: 1, rawSize: 100, fileSize: 160),
+            .init(key: "café", expiry: 20, sequence: 2, rawSize: 0, fileSize: 52),
+        ]),
+        .init(name: "avatars", kind: .pool, capacity: 500, counters: .init(evictions: 3, expirations: 4, pushes: 0, pops: 0), entries: []),
+        .init(name: "jobs", kind: .queue, capacity: 10, counters: .init(evictions: 0, expirations: 0, pushes: 9, pops: 8), entries: [
+            .init(key: "17", expiry: 30, sequence: 17, rawSize: 5, fileSize: 60),
+        ]),
+    ])
+
+    func decode(_ bytes: [UInt8]) -> Result<Manifest, Manifest.Damage> {
+        bytes.withUnsafeBytes { raw in Result { () throws(Manifest.Damage) in try Manifest(decoding: raw) } }
+    }
+
+    @Test func roundTrips() throws {
+        #expect(try decode(manifest.encoded()).get() == manifest)
+    }
+
+    @Test func anyFlippedByteOrTruncationIsRejected() {
+        let bytes = manifest.encoded()
+        for index in bytes.indices {
+            var damaged = bytes
+            damaged[index] ^= 0x5A
+            #expect(throws: Manifest.Damage.self) { try decode(damaged).get() }
+        }
+        for length in 0 ..< bytes.count {
+            #expect(throws: Manifest.Damage.self) { try decode(Array(bytes.prefix(length))).get() }
+        }
+    }
+
+    @Test func hostileCountsDoNotAllocate() {
+        // A valid checksum over a body that claims four billion key spaces.
+        var writer = BinaryWriter()
+        for byte in Manifest.magic { writer.write(byte) }
+        writer.write(UInt64(0))
+        writer.write(Manifest.version)
+        writer.write(UInt16(0))
+        writer.write(Int64(0))
+        writer.write(UInt64(1))
+        writer.write(UInt32.max)
+        var bytes = writer.bytes
+        let checksum = bytes.withUnsafeBytes { XXHash64.hash(UnsafeRawBufferPointer(rebasing: $0[12...])) }
+        withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { bytes[4 + i] = b } }
+        #expect(throws: Manifest.Damage.malformed) { try decode(bytes).get() }
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+@testable import Kache
+
+@Suite struct PersistenceTests {
+    @Test(arguments: [Durability.async, .sync, .fsync])
+    func everythingSurvivesCloseAndReopen(durability: Durability) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+            for i in 0 ..< 300 { try cache.set(compressible(500, seed: i), forKey: "k\(i)", ttl: .seconds(3600)) }
+            cache.removeValue(forKey: "k7")
+            try cache.save()
+            try cache.close()
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("dirty").path))
+        let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+        #expect(cache.statistics.entries == 299)
+        #expect(cache.statistics.entriesInMemory == 0) // restored without reading payloads
+        #expect(cache.data(forKey: "k7") == nil)
+        for i in 0 ..< 300 where i != 7 { #expect(cache.data(forKey: "k\(i)") == compressible(500, seed: i)) }
+        cache.checkInvariants()
+    }
+
+    @Test func saveMakesEverythingDurableAndWritesTheManifest() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async))
+        for i in 0 ..< 500 { try cache.set(compressible(200, seed: i), forKey: "k\(i)", ttl: .seconds(60)) }
+        try cache.save()
+        #expect(cache.statistics.pendingWrites == 0)
+        #expect(cache.statistics.filesOnDisk == 500)
+        #expect(dir.entryFiles().count == 500)
+        #expect(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("manifest").path))
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("dirty").path))
+        try cache.set(Data("later".utf8), forKey: "later", ttl: .seconds(60))
+        #expect(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("dirty").path))
+    }
+
+    @Test(arguments: [Durability.async, .sync])
+    func crashWithoutSaveRecoversFromFileHeaders(durability: Durability) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+            for i in 0 ..< 100 { try cache.set(compressible(300, seed: i), forKey: "old\(i)", ttl: .seconds(3600)) }
+            try cache.save()
+            // After the save: more sets, an overwrite and a removal the manifest does not know.
+            for i in 0 ..< 50 { try cache.set(compressible(300, seed: 1000 + i), forKey: "new\(i)", ttl: .seconds(3600)) }
+            try cache.set(Data("changed".utf8), forKey: "old3", ttl: .seconds(3600))
+            cache.removeValue(forKey: "old4")
+            cache.abandonForTesting()
+        }
+        // A half-written file left by the crash.
+        try Data("garbage".utf8).write(to: dir.url.appendingPathComponent("tmp/0123.partial"))
+        let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+        #expect(cache.statistics.entries == 149)
+        #expect(cache.data(forKey: "new49") == compressible(300, seed: 1049))
+        #expect(cache.data(forKey: "old3") == Data("changed".utf8))
+        #expect(cache.data(forKey: "old4") == nil)
+        #expect(cache.data(forKey: "old99") == compressible(300, seed: 99))
+        #expect(dir.files(in: "tmp").isEmpty)
+        cache.checkInvariants()
+    }
+
+    @Test func aDamagedManifestFallsBackToFileHeaders() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing())
+            for i in 0 ..< 20 { try cache.set(Data("v\(i)".utf8), forKey: "k\(i)", ttl: .seconds(60)) }
+            try cache.close()
+        }
+        let manifest = dir.url.appendingPathComponent("manifest")
+        var bytes = try Data(contentsOf: manifest)
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: manifest)
+        let cache = try Kache(directory: dir.url, configuration: .testing())
+        #expect(cache.statistics.entries == 20)
+        #expect(cache.statistics.quarantined == 1)
+        #expect(cache.data(forKey: "k13") == Data("v13".utf8))
+        #expect(dir.files(in: "quarantine").count == 1)
+    }
+
+    @Test func loadReloadsTheIndexFromDisk() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async))
+        for i in 0 ..< 50 { try cache.set(Data("v\(i)".utf8), forKey: "k\(i)", ttl: .seconds(60)) }
+        try cache.load()
+        #expect(cache.statistics.entries == 50)
+        #expect(cache.statistics.entriesInMemory == 0)
+        #expect(cache.data(forKey: "k42") == Data("v42".utf8))
+        cache.checkInvariants()
+    }
+}
+
+@Suite struct IntegrityTests {
+    func damagedCache(_ damage: (String) throws -> Void) throws -> (Kache, TemporaryDirectory) {
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+            for i in 0 ..< 10 { try cache.set(compressible(400, seed: i), forKey: "k\(i)", ttl: .seconds(60)) }
+            try cache.close()
+        }
+        try damage(dir.entryPath(key: "k3"))
+        return (try Kache(directory: dir.url, configuration: .testing(.sync)), dir)
+    }
+
+    func expectQuarantined(_ cache: Kache, _ dir: TemporaryDirectory) {
+        #expect(cache.data(forKey: "k3") == nil)
+        #expect(cache.statistics.quarantined == 1)
+        #expect(dir.files(in: "quarantine").count == 1)
+        #expect(!FileManager.default.fileExists(atPath: dir.entryPath(key: "k3")))
+        for i in 0 ..< 10 where i != 3 { #expect(cache.data(forKey: "k\(i)") == compressible(400, seed: i)) }
+        cache.checkInvariants()
+    }
+
+    @Test func aFlippedBitReadsAsAMissAndIsQuarantined() throws {
+        let (cache, dir) = try damagedCache { path in
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            bytes[bytes.count - 5] ^= 0x10
+            try bytes.write(to: URL(fileURLWithPath: path))
+        }
+        expectQuarantined(cache, dir)
+    }
+
+    @Test func aTruncatedFileReadsAsAMissAndIsQuarantined() throws {
+        let (cache, dir) = try damagedCache { path in
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            try bytes.prefix(bytes.count - 20).write(to: URL(fileURLWithPath: path))
+        }
+        expectQuarantined(cache, dir)
+    }
+
+    @Test func aFileHoldingAnotherKeyReadsAsAMissAndIsQuarantined() throws {
+        var otherPath = ""
+        let (cache, dir) = try damagedCache { path in
+            otherPath = path.replacingOccurrences(of: "k3", with: "")
+            // Put k5's valid file where k3's belongs (as a swap would).
+            let dirURL = URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let k5 = EntryName(space: "", key: "k5")
+            let source = dirURL.appendingPathComponent("objects/\(k5.shard)/\(k5.fileName)")
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.copyItem(at: source, to: URL(fileURLWithPath: path))
+        }
+        _ = otherPath
+        expectQuarantined(cache, dir)
+    }
+
+    @Test func aMissingFileReadsAsAMiss() throws {
+        let (cache, _) = try damagedCache { path in try FileManager.default.removeItem(atPath: path) }
+        #expect(cache.data(forKey: "k3") == nil)
+        #expect(cache.statistics.entries == 9)
+    }
+}

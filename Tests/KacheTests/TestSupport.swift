@@ -1,0 +1,74 @@
+import Foundation
+@testable import Kache
+
+/// A fresh temporary directory, removed when the value is released.
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+    var path: String { url.path }
+
+    init(_ label: String = #function) {
+        let safe = label.filter { $0.isLetter || $0.isNumber }
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("kache-test-\(safe)-\(UUID().uuidString.prefix(8))", isDirectory: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    /// Every entry file under `objects/`.
+    func entryFiles() -> [String] {
+        let objects = url.appendingPathComponent("objects").path
+        let shards = (try? FileManager.default.contentsOfDirectory(atPath: objects)) ?? []
+        return shards.flatMap { shard in
+            ((try? FileManager.default.contentsOfDirectory(atPath: "\(objects)/\(shard)")) ?? []).map { "\(objects)/\(shard)/\($0)" }
+        }
+    }
+
+    func files(in folder: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: url.appendingPathComponent(folder).path)) ?? []
+    }
+
+    /// The path of the entry file of `key` in key space `space`.
+    func entryPath(key: String, space: String = "") -> String {
+        let name = EntryName(space: space, key: key)
+        return url.appendingPathComponent("objects/\(name.shard)/\(name.fileName)").path
+    }
+}
+
+extension Kache.Configuration {
+    /// A configuration for tests: a manual clock and the given durability.
+    static func testing(_ durability: Durability = .sync, clock: ManualClock = ManualClock(), memoryBudget: Int = 64 << 20) -> Self {
+        Kache.Configuration(memoryBudget: memoryBudget, durability: durability, clock: clock)
+    }
+}
+
+/// A text value that LZ4 compresses well.
+func compressible(_ count: Int, seed: Int = 0) -> Data {
+    let pattern = Array("{\"id\":\(seed),\"name\":\"user-\(seed)\",\"active\":true},".utf8)
+    return Data((0 ..< count).map { pattern[$0 % pattern.count] })
+}
+
+/// Bytes LZ4 can't shrink.
+func incompressible(_ count: Int, seed: UInt64 = 1) -> Data {
+    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    return Data((0 ..< count).map { _ in
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return UInt8(truncatingIfNeeded: state)
+    })
+}
+
+/// A deterministic generator for randomized tests (replayable by seed).
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
