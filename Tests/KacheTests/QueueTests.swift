@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Kache
+
+@Suite struct QueueTests {
+    @Test(arguments: [Durability.memory, .async, .sync])
+    func popsInFIFOOrder(durability: Durability) throws {
+        // A small budget makes the disk modes read items back from their files;
+        // in `memory` durability the budget bounds the whole cache, so it must hold them all.
+        let budget = durability == .memory ? 1 << 20 : 2_000
+        let cache = try Kache(directory: TemporaryDirectory().url, configuration: .testing(durability, memoryBudget: budget))
+        let queue = try cache.queue(named: "q", capacity: 100)
+        for i in 0 ..< 20 { try queue.push(compressible(300, seed: i), ttl: .seconds(60)) }
+        #expect(queue.peek() == compressible(300, seed: 0))
+        for i in 0 ..< 20 { #expect(queue.pop() == compressible(300, seed: i)) }
+        #expect(queue.pop() == nil)
+        #expect(queue.statistics.pushes == 20 && queue.statistics.pops == 20)
+        cache.checkInvariants()
+    }
+
+    @Test func aFullQueueDropsTheOldest() throws {
+        let cache = try Kache(inMemory: .testing())
+        let queue = try cache.queue(named: "q", capacity: 3)
+        for i in 0 ..< 5 { try queue.push(Data([UInt8(i)]), ttl: .seconds(60)) }
+        #expect(queue.count == 3)
+        #expect(queue.pop() == Data([2]))
+        #expect(queue.statistics.evictions == 2)
+    }
+
+    @Test func expiredItemsAreSkippedAndRemoved() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+        let queue = try cache.queue(named: "q", capacity: 10)
+        try queue.push(Data("short".utf8), ttl: .seconds(1))
+        try queue.push(Data("long".utf8), ttl: .seconds(100))
+        try queue.push(Data("short2".utf8), ttl: .seconds(2))
+        try queue.push(Data("last".utf8), ttl: .seconds(100))
+        clock.advance(by: .seconds(5))
+        #expect(queue.peek() == Data("long".utf8))
+        #expect(queue.pop() == Data("long".utf8))
+        #expect(queue.pop() == Data("last".utf8))
+        #expect(queue.pop() == nil)
+        #expect(dir.entryFiles().isEmpty)
+    }
+
+    @Test func queuesSurviveSaveAndACrash() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 0))
+            let queue = try cache.queue(named: "jobs", capacity: 5)
+            for i in 0 ..< 4 { try queue.push(Data("job\(i)".utf8), ttl: .seconds(60)) }
+            try cache.save()
+            try queue.push(Data("job4".utf8), ttl: .seconds(60))
+            _ = queue.pop()
+            cache.abandonForTesting()
+        }
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let queue = try cache.queue(named: "jobs", capacity: 5)
+        #expect(queue.count == 4)
+        for i in 1 ..< 5 { #expect(queue.pop() == Data("job\(i)".utf8)) }
+        try queue.push(Data("after".utf8), ttl: .seconds(60))
+        #expect(queue.pop() == Data("after".utf8))
+    }
+
+    @Test func concurrentPushesAndPopsLoseAndDuplicateNothing() async throws {
+        let cache = try Kache(directory: TemporaryDirectory().url, configuration: .testing(.async, memoryBudget: 50_000))
+        let queue = try cache.queue(named: "q", capacity: 100_000)
+        let producers = 4, perProducer = 500
+        let popped = Collected()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for p in 0 ..< producers {
+                group.addTask {
+                    for i in 0 ..< perProducer { try queue.push(Data("\(p)-\(i)".utf8), ttl: .seconds(60)) }
+                }
+            }
+            for _ in 0 ..< 3 {
+                group.addTask {
+                    for _ in 0 ..< 400 {
+                        if let item = queue.pop() { popped.items.withLock { $0.append(String(decoding: item, as: UTF8.self)) } }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        while let item = queue.pop() { popped.items.withLock { $0.append(String(decoding: item, as: UTF8.self)) } }
+        let all = popped.items.withLock { $0 }
+        #expect(all.count == producers * perProducer)
+        #expect(Set(all).count == all.count)
+        for p in 0 ..< producers {
+            let mine = all.filter { $0.hasPrefix("\(p)-") }.map { Int($0.split(separator: "-")[1])! }
+            #expect(mine == mine.sorted(), "producer \(p)'s items came out of order")
+        }
+        cache.checkInvariants()
+    }
+}
+
+/// Items gathered by concurrent tasks.
+final class Collected: Sendable {
+    let items = Mutex<[String]>([])
+}
