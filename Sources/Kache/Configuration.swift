@@ -41,6 +41,11 @@ extension Kache {
         public var durability: Durability
         /// Values shorter than this many bytes are stored raw, without trying LZ4 (default 64).
         public var compressionThreshold: Int
+        /// The most bytes the entry files may occupy on disk, counted as the file
+        /// system allocates them (whole blocks, as `du` reports); nil for no limit
+        /// (the default; ``Kache/shared`` uses 1 GiB). A `set` that would go over
+        /// it evicts the entries that expire earliest, in any key space.
+        public var diskBudget: Int?
         /// Capacity of ``Kache/defaultPool`` (default 1,000).
         public var defaultPoolCapacity: Int
         /// Capacity of ``Kache/defaultQueue`` (default 1,000).
@@ -59,6 +64,7 @@ extension Kache {
             maximumValueSize: Int = 64 << 20,
             durability: Durability = .async,
             compressionThreshold: Int = 64,
+            diskBudget: Int? = nil,
             defaultPoolCapacity: Int = 1000,
             defaultQueueCapacity: Int = 1000,
             clock: any WallClock = SystemClock(),
@@ -70,6 +76,7 @@ extension Kache {
             self.maximumValueSize = maximumValueSize
             self.durability = durability
             self.compressionThreshold = compressionThreshold
+            self.diskBudget = diskBudget
             self.defaultPoolCapacity = defaultPoolCapacity
             self.defaultQueueCapacity = defaultQueueCapacity
             self.clock = clock
@@ -85,6 +92,7 @@ extension Kache {
             guard (0 ... EntryFile.maximumPayload).contains(maximumValueSize) else {
                 throw .invalidConfiguration("maximumValueSize must be between 0 and \(EntryFile.maximumPayload) bytes (it is \(maximumValueSize))")
             }
+            if let diskBudget, diskBudget <= 0 { throw .invalidConfiguration("diskBudget must be positive or nil (it is \(diskBudget))") }
             guard compressionThreshold >= 0 else { throw .invalidConfiguration("compressionThreshold must not be negative") }
             guard defaultPoolCapacity > 0, defaultQueueCapacity > 0 else {
                 throw .invalidConfiguration("default Pool and Queue capacities must be positive")

@@ -24,6 +24,8 @@ final class DiskStore: Sendable {
     let root: String
     /// Flush file data and directory entries on every write (`fsync` durability).
     let syncsEveryWrite: Bool
+    /// The file system's allocation unit, for counting files as `du` does.
+    let allocationUnit: Int
     private let lock: DirectoryLock
     /// Writes, deletions and quarantines of one name are serialized by one of
     /// these stripes, so that a newer version is never overwritten by an older one.
@@ -47,6 +49,8 @@ final class DiskStore: Sendable {
             try DiskStore.makeDirectory(folder.isEmpty ? root : "\(root)/\(folder)")
         }
         lock = try DirectoryLock(path: "\(root)/\(Self.lockFile)")
+        var fileSystem = statvfs()
+        allocationUnit = statvfs(root, &fileSystem) == 0 && fileSystem.f_bsize > 0 ? Int(fileSystem.f_bsize) : 4096
         stripes = (0 ..< 64).map { _ in Stripe() }
         do {
             for shard in 0 ..< 256 {

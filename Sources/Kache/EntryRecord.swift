@@ -19,6 +19,8 @@ struct EntryRecord: Sendable {
     /// The length of the file that currently holds this key on disk (possibly
     /// an older version while a newer one is pending), 0 when there is none.
     var fileSize: Int
+    /// Bytes charged to the disk budget for this version's file (its allocation).
+    var charge: Int = 0
 }
 
 /// An entry that left the index, whose file (if any) must go too.

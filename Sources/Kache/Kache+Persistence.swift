@@ -73,6 +73,7 @@ extension Kache {
             }
             var removals = state.sweep(now: now)
             for space in state.spaces.indices { removals += state.trimToCapacity(space: space) }
+            removals += state.makeRoom(forBytes: 0)
             return removals
         }
         removals.forEach { persister?.delete($0) }

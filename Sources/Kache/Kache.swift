@@ -49,10 +49,15 @@ public final class Kache: Sendable {
         let configuration = try configuration.validated()
         self.configuration = configuration
         let keepsFiles = configuration.durability != .memory
-        store = Store(memoryLimit: configuration.memoryBudget, keepsFiles: keepsFiles)
-        if keepsFiles {
+        let disk = keepsFiles
+            ? try DiskStore(root: directory.standardizedFileURL.path, syncsEveryWrite: configuration.durability == .fsync)
+            : nil
+        store = Store(StoreState(
+            memoryLimit: configuration.memoryBudget, keepsFiles: keepsFiles,
+            diskBudget: configuration.diskBudget, allocationUnit: disk?.allocationUnit ?? 4096
+        ))
+        if let disk {
             self.directory = directory
-            let disk = try DiskStore(root: directory.standardizedFileURL.path, syncsEveryWrite: configuration.durability == .fsync)
             let persister = Persister(store: store, disk: disk, logger: configuration.logger)
             self.persister = persister
             writeBehind = configuration.durability == .async
@@ -87,13 +92,13 @@ public final class Kache: Sendable {
     /// `$XDG_CACHE_HOME/kache`, else `~/.cache/kache`, with the default
     /// configuration (`async` durability).
     ///
-    /// If that directory can't be opened (another process writes to it, or it
-    /// is not writable), `shared` logs why and works in memory only; its
-    /// ``directory`` is then nil.
+    /// Its disk budget is 1 GiB. If that directory can't be opened (another
+    /// process writes to it, or it is not writable), `shared` logs why and works
+    /// in memory only; its ``directory`` is then nil.
     public static let shared: Kache = {
         let directory = defaultDirectory()
         do {
-            return try Kache(directory: directory)
+            return try Kache(directory: directory, configuration: Configuration(diskBudget: 1 << 30))
         } catch {
             Logger(label: "kache").error("Kache.shared can't open \(directory.path) (\(error)); using memory only")
             return try! Kache(inMemory: Configuration())
@@ -192,6 +197,10 @@ public final class Kache: Sendable {
                 memoryBudget: state.memory.limit,
                 filesOnDisk: state.filesOnDisk,
                 bytesOnDisk: state.bytesOnDisk,
+                allocatedBytes: state.budget.charged,
+                diskBudget: state.budget.limit,
+                budgetEvictions: state.budget.evictions,
+                budgetEvictedBytes: state.budget.evictedBytes,
                 rawBytes: state.rawBytes,
                 pendingWrites: pending
             )
@@ -224,7 +233,10 @@ public final class Kache: Sendable {
         )
         let insertion = try store.withLock { state throws(KacheError) in
             guard !state.isClosed else { throw .closed }
-            return state.insert(space: space, key: key, value: data, expiry: expiry, now: now)
+            if let limit = state.budget.limit, state.budget.allocation(forLength: file.bytes.count) > limit {
+                throw .exceedsDiskBudget(bytes: state.budget.allocation(forLength: file.bytes.count), budget: limit)
+            }
+            return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: file.bytes.count)
         }
         file.seal(sequence: insertion.sequence)
         persister.disk.noteChange()
@@ -233,14 +245,14 @@ public final class Kache: Sendable {
             writeBehind.enqueue([.write(write)] + insertion.removals.map { .delete($0) })
             return
         }
+        // Deletions first, so the directory stays within the disk budget at every moment.
+        insertion.removals.forEach(persister.delete)
         do {
             try persister.write(write)
         } catch {
             store.withLock { $0.rollBack(space: space, key: key, sequence: insertion.sequence, to: insertion.previous) }
-            insertion.removals.forEach(persister.delete)
             throw error
         }
-        insertion.removals.forEach(persister.delete)
     }
 
     func fetch(space: Int, key: String) -> Data? {

@@ -26,6 +26,8 @@ public enum KacheError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidConfiguration(String)
     /// A key space name is empty, too long, or already names a key space of another kind.
     case invalidKeySpaceName(String, reason: String)
+    /// One value's file would be larger than the whole disk budget.
+    case exceedsDiskBudget(bytes: Int, budget: Int)
     /// A Pool or Queue capacity is zero or negative.
     case invalidCapacity(Int)
     /// `set(_:forKey:ttl:)` with an `Encodable` value could not encode it.
@@ -59,6 +61,8 @@ public enum KacheError: Error, Sendable, Equatable, CustomStringConvertible {
             return "Invalid configuration: \(reason)."
         case let .invalidKeySpaceName(name, reason):
             return "The key space name \"\(name)\" can't be used: \(reason)."
+        case let .exceedsDiskBudget(bytes, budget):
+            return "The value needs \(bytes) bytes on disk, more than the whole disk budget of \(budget) bytes; nothing was evicted for it."
         case let .invalidCapacity(capacity):
             return "The capacity \(capacity) is not positive; a Pool or Queue holds at least one item."
         case let .encodingFailed(key, reason):

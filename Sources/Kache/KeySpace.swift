@@ -52,9 +52,9 @@ struct KeySpace: Sendable {
         return popEarliest()
     }
 
-    /// The expiry of the earliest live entry, if any.
-    mutating func earliestExpiry() -> Timestamp? {
-        expiry.earliest(isLive: isLive)?.expiry
+    /// The earliest live item of the expiry index, if any.
+    mutating func earliestItem() -> ExpiryIndex.Item? {
+        expiry.earliest(isLive: isLive)
     }
 
     /// Removes and returns the entry that expires first (ties: written first).

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```
 /// magic "KMAN" · checksum u64 (XXH64 of everything after it) · version u16 · reserved u16
-/// savedAt i64 · nextSequence u64 · spaceCount u32
+/// savedAt i64 · nextSequence u64 · diskBudget i64 (0: none) · spaceCount u32
 /// per space: name (u16 length + UTF-8) · kind u8 · capacity i64
 ///            evictions u64 · expirations u64 · pushes u64 · pops u64 · entryCount u32
 ///   per entry: key (u16 length + UTF-8) · expiry i64 · sequence u64 · rawSize u32 · fileSize u32
@@ -51,6 +51,8 @@ struct Manifest: Sendable, Equatable {
 
     var savedAt: Timestamp
     var nextSequence: UInt64
+    /// The disk budget of the instance that saved it (for `kache inspect`).
+    var diskBudget: Int?
     var spaces: [Space]
 
     /// The manifest's bytes.
@@ -63,6 +65,7 @@ struct Manifest: Sendable, Equatable {
         out.write(UInt16(0))
         out.write(savedAt)
         out.write(nextSequence)
+        out.write(Int64(diskBudget ?? 0))
         out.write(UInt32(spaces.count))
         for space in spaces {
             out.writeShortString(space.name)
@@ -103,6 +106,9 @@ struct Manifest: Sendable, Equatable {
             _ = try reader.read(UInt16.self)
             savedAt = try reader.read()
             nextSequence = try reader.read()
+            let budget = try reader.read(Int64.self)
+            guard budget >= 0 else { throw Damage.malformed }
+            diskBudget = budget == 0 ? nil : Int(budget)
             let spaceCount = Int(try reader.read(UInt32.self))
             guard spaceCount <= reader.remaining / Manifest.smallestSpace else { throw Damage.malformed }
             spaces = []
@@ -139,9 +145,10 @@ struct Manifest: Sendable, Equatable {
         }
     }
 
-    init(savedAt: Timestamp, nextSequence: UInt64, spaces: [Space]) {
+    init(savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int? = nil, spaces: [Space]) {
         self.savedAt = savedAt
         self.nextSequence = nextSequence
+        self.diskBudget = diskBudget
         self.spaces = spaces
     }
 }

@@ -33,6 +33,15 @@ public struct Statistics: Sendable, Equatable, Codable {
     public var filesOnDisk: Int
     /// Bytes of those files (headers included).
     public var bytesOnDisk: Int
+    /// Bytes the entry files occupy on the file system (whole blocks, as `du` counts),
+    /// including files still being written in `async` durability.
+    public var allocatedBytes: Int
+    /// The disk budget, or nil for none.
+    public var diskBudget: Int?
+    /// Entries evicted to stay within the disk budget (at open too, when the budget shrank).
+    public var budgetEvictions: UInt64
+    /// Bytes those evictions freed.
+    public var budgetEvictedBytes: Int
     /// Bytes of every entry's value, uncompressed.
     public var rawBytes: Int
     /// File writes and deletions queued in `async` durability.

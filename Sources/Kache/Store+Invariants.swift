@@ -7,6 +7,7 @@ extension StoreState {
         var raw = 0
         var files = 0
         var fileBytes = 0
+        var charged = 0
         for (index, space) in spaces.enumerated() {
             precondition(spaceIndex[space.name] == index, "key space \(space.name) is not indexed at \(index)")
             precondition(space.count <= space.capacity, "key space \(space.name) holds \(space.count) > capacity \(space.capacity)")
@@ -23,6 +24,7 @@ extension StoreState {
                     precondition(keepsFiles && !record.isPendingWrite, "entry \(key) has no value and no file")
                 }
                 raw += record.rawSize
+                charged += record.charge
                 if record.fileSize > 0 {
                     files += 1
                     fileBytes += record.fileSize
@@ -38,6 +40,8 @@ extension StoreState {
         precondition(memoryBytes == memory.bytes, "memory bytes \(memory.bytes) != sum of values \(memoryBytes)")
         precondition(memoryValues == memory.values, "memory values \(memory.values) != \(memoryValues)")
         precondition(raw == rawBytes, "raw bytes \(rawBytes) != sum \(raw)")
+        precondition(charged == budget.charged, "disk budget charged \(budget.charged) != sum \(charged)")
+        if let limit = budget.limit { precondition(charged <= limit, "disk budget \(limit) exceeded: \(charged)") }
         precondition(files == filesOnDisk && fileBytes == bytesOnDisk, "disk totals \(filesOnDisk)/\(bytesOnDisk) != \(files)/\(fileBytes)")
         precondition(!memory.isOver || memory.ring.isEmpty || spaces.contains { $0.entries.values.contains { $0.isPendingWrite } },
                      "memory over budget with nothing pinned")

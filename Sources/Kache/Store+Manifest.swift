@@ -5,6 +5,7 @@ extension StoreState {
         Manifest(
             savedAt: savedAt,
             nextSequence: nextSequence,
+            diskBudget: budget.limit,
             spaces: spaces.map { space in
                 Manifest.Space(
                     name: space.name, kind: space.kind, capacity: space.capacity, counters: space.counters,
@@ -28,6 +29,7 @@ extension StoreState {
         filesOnDisk = 0
         bytesOnDisk = 0
         rawBytes = 0
+        budget.charged = 0
     }
 
     /// Drops every value from memory (their files stay).

@@ -15,6 +15,8 @@ struct StoreState: Sendable {
     var bytesOnDisk = 0
     /// Bytes of every live entry's value, uncompressed.
     var rawBytes = 0
+    /// The disk budget and what is charged to it.
+    var budget: DiskBudget
     /// Bumped by every change to the index; `save()` compares it to know whether
     /// the manifest it wrote is still complete.
     var mutations: UInt64 = 0
@@ -37,7 +39,8 @@ struct StoreState: Sendable {
     /// The top level's index in `spaces`.
     static let topLevel = 0
 
-    init(memoryLimit: Int, keepsFiles: Bool) {
+    init(memoryLimit: Int, keepsFiles: Bool, diskBudget: Int? = nil, allocationUnit: Int = 4096) {
+        budget = DiskBudget(limit: keepsFiles ? diskBudget : nil, unit: max(allocationUnit, 1))
         spaces = [KeySpace(name: "", kind: .plain, capacity: .max)]
         spaceIndex = ["": 0]
         memory = MemoryBudget(limit: memoryLimit)
@@ -99,9 +102,10 @@ struct StoreState: Sendable {
         var removals: [Removal]
     }
 
-    /// Sweeps expired keys, makes room in a full Pool or Queue, then inserts.
+    /// Sweeps expired keys, makes room in a full Pool or Queue and within the
+    /// disk budget, then inserts. `fileLength` is the length of the entry's file.
     /// - Complexity: O(log n) plus O(log n) per key swept or evicted.
-    mutating func insert(space: Int, key: String, value: Data, expiry: Timestamp, now: Timestamp) -> Insertion {
+    mutating func insert(space: Int, key: String, value: Data, expiry: Timestamp, now: Timestamp, fileLength: Int = 0) -> Insertion {
         var removals = sweep(now: now)
         mutations += 1
         counters.sets += 1
@@ -126,11 +130,14 @@ struct StoreState: Sendable {
                 counters.evictions += 1
             }
         }
+        let charge = keepsFiles ? budget.allocation(forLength: fileLength) : 0
+        removals += makeRoom(forBytes: charge - (spaces[space].entries[key]?.charge ?? 0))
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
-            isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0
+            isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0, charge: charge
         )
         let previous = spaces[space].upsert(key, record)
+        budget.charged += charge - (previous?.charge ?? 0)
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
         admitToMemory(space: space, key: key, sequence: sequence, size: value.count)
@@ -184,6 +191,7 @@ struct StoreState: Sendable {
     mutating func forget(space: Int, key: String, record: EntryRecord) -> Removal {
         releaseFromMemory(record)
         rawBytes -= record.rawSize
+        budget.charged -= record.charge
         if record.fileSize > 0 {
             filesOnDisk -= 1
             bytesOnDisk -= record.fileSize
@@ -205,6 +213,7 @@ struct StoreState: Sendable {
         previous.value = nil
         _ = spaces[space].upsert(key, previous)
         rawBytes += previous.rawSize
+        budget.charged += previous.charge
         filesOnDisk += 1
         bytesOnDisk += previous.fileSize
     }
@@ -238,9 +247,11 @@ struct StoreState: Sendable {
     mutating func restore(space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, fileSize: Int) {
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil,
-            isPendingWrite: false, fileSize: fileSize
+            isPendingWrite: false, fileSize: fileSize, charge: budget.allocation(forLength: fileSize)
         )
+        budget.charged += record.charge
         if let previous = spaces[space].upsert(key, record) {
+            budget.charged -= previous.charge
             rawBytes -= previous.rawSize
             filesOnDisk -= 1
             bytesOnDisk -= previous.fileSize
@@ -319,8 +330,8 @@ struct StoreState: Sendable {
 final class Store: Sendable {
     let state: Mutex<StoreState>
 
-    init(memoryLimit: Int, keepsFiles: Bool) {
-        state = Mutex(StoreState(memoryLimit: memoryLimit, keepsFiles: keepsFiles))
+    init(_ state: StoreState) {
+        self.state = Mutex(state)
     }
 
     /// Runs `body` with the state, holding the lock. Keep it short and free of I/O.

@@ -3,7 +3,7 @@ import Testing
 @testable import Kache
 
 @Suite struct ManifestTests {
-    let manifest = Manifest(savedAt: 99, nextSequence: 1000, spaces: [
+    let manifest = Manifest(savedAt: 99, nextSequence: 1000, diskBudget: 1 << 30, spaces: [
         .init(name: "", kind: .plain, capacity: .max, counters: .init(), entries: [
             .init(key: "a", expiry: 10, sequence: 1, rawSize: 100, fileSize: 160),
             .init(key: "café", expiry: 20, sequence: 2, rawSize: 0, fileSize: 52),
@@ -43,6 +43,7 @@ import Testing
         writer.write(UInt16(0))
         writer.write(Int64(0))
         writer.write(UInt64(1))
+        writer.write(Int64(0))
         writer.write(UInt32.max)
         var bytes = writer.bytes
         let checksum = bytes.withUnsafeBytes { XXHash64.hash(UnsafeRawBufferPointer(rebasing: $0[12...])) }

@@ -77,20 +77,27 @@ import Testing
             }
             for _ in 0 ..< 3 {
                 group.addTask {
+                    var mine: [String] = []
                     for _ in 0 ..< 400 {
-                        if let item = queue.pop() { popped.items.withLock { $0.append(String(decoding: item, as: UTF8.self)) } }
+                        if let item = queue.pop() { mine.append(String(decoding: item, as: UTF8.self)) }
                     }
+                    popped.lists.withLock { $0.append(mine) }
                 }
             }
             try await group.waitForAll()
         }
-        while let item = queue.pop() { popped.items.withLock { $0.append(String(decoding: item, as: UTF8.self)) } }
-        let all = popped.items.withLock { $0 }
+        var last: [String] = []
+        while let item = queue.pop() { last.append(String(decoding: item, as: UTF8.self)) }
+        let lists = popped.lists.withLock { $0 } + [last]
+        let all = lists.flatMap { $0 }
         #expect(all.count == producers * perProducer)
         #expect(Set(all).count == all.count)
-        for p in 0 ..< producers {
-            let mine = all.filter { $0.hasPrefix("\(p)-") }.map { Int($0.split(separator: "-")[1])! }
-            #expect(mine == mine.sorted(), "producer \(p)'s items came out of order")
+        // FIFO: each consumer's successive pops see every producer's items in push order.
+        for list in lists {
+            for p in 0 ..< producers {
+                let order = list.filter { $0.hasPrefix("\(p)-") }.map { Int($0.split(separator: "-")[1])! }
+                #expect(order == order.sorted(), "producer \(p)'s items came out of order")
+            }
         }
         cache.checkInvariants()
     }
@@ -98,5 +105,5 @@ import Testing
 
 /// Items gathered by concurrent tasks.
 final class Collected: Sendable {
-    let items = Mutex<[String]>([])
+    let lists = Mutex<[[String]]>([])
 }

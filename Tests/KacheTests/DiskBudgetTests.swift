@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+@testable import Kache
+
+extension TemporaryDirectory {
+    /// Bytes allocated to every file under the directory (st_blocks × 512, as `du`
+    /// counts them), folders excluded.
+    func allocatedBytes(under folder: String = "") -> Int {
+        let root = folder.isEmpty ? path : url.appendingPathComponent(folder).path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return 0 }
+        var total = 0
+        while let relative = walker.nextObject() as? String {
+            var info = stat()
+            guard lstat("\(root)/\(relative)", &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            total += Int(info.st_blocks) * 512
+        }
+        return total
+    }
+}
+
+@Suite struct DiskBudgetTests {
+    static let budget = 64 * 1024
+
+    func configuration(_ clock: ManualClock, budget: Int = budget, durability: Durability = .sync) -> Kache.Configuration {
+        var configuration = Kache.Configuration.testing(durability, clock: clock)
+        configuration.diskBudget = budget
+        return configuration
+    }
+
+    @Test func theDirectoryNeverGrowsPastTheBudgetAndTheEarliestExpiringGo() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: configuration(clock))
+        var random = SeededGenerator(seed: 9)
+        // Reference: a list sorted by expiry, charged whole 4 KiB blocks per file;
+        // before each insert the earliest-expiring entries go until the new one fits.
+        let unit = 4096
+        var model: [(key: String, expiry: Int, charge: Int)] = []
+        for i in 0 ..< 200 {
+            let ttl = Int.random(in: 100 ... 10_000, using: &random)
+            let size = Int.random(in: 10 ... 9000, using: &random)
+            let key = "k\(i)"
+            try cache.set(incompressible(size, seed: UInt64(i)), forKey: key, ttl: .seconds(ttl))
+            let charge = (EntryFile.headerSize + key.utf8.count + size + unit - 1) / unit * unit
+            while model.reduce(0, { $0 + $1.charge }) + charge > Self.budget { model.removeFirst() }
+            model.append((key, ttl, charge))
+            model.sort { $0.expiry < $1.expiry }
+            #expect(dir.allocatedBytes(under: "objects") <= Self.budget, "after set \(i)")
+            #expect(dir.allocatedBytes(under: "objects") == cache.statistics.allocatedBytes, "after set \(i)")
+            let live = (0 ... i).map { "k\($0)" }.filter { cache.contains($0) }
+            #expect(Set(live) == Set(model.map(\.key)), "after set \(i)")
+            cache.checkInvariants()
+        }
+        #expect(cache.statistics.budgetEvictions > 100)
+    }
+
+    @Test func evictionOrderMatchesAListSortedByExpiry() throws {
+        let clock = ManualClock()
+        let cache = try Kache(directory: TemporaryDirectory().url, configuration: configuration(clock, budget: 5 * 4096))
+        // Each value fits one 4 KiB block: the budget holds five entries.
+        let ttls = [50, 10, 40, 20, 30, 60, 5, 70]
+        var model: [(key: String, expiry: Int)] = []
+        var evicted: [String] = []
+        for (i, ttl) in ttls.enumerated() {
+            try cache.set(Data(count: 100), forKey: "k\(i)", ttl: .seconds(ttl))
+            model.append(("k\(i)", ttl))
+            model.sort { $0.expiry < $1.expiry }
+            while model.count > 5 {
+                // The new key is never evicted for itself: drop the earliest other.
+                let index = model.firstIndex { $0.key != "k\(i)" }!
+                evicted.append(model.remove(at: index).key)
+            }
+        }
+        for key in evicted { #expect(!cache.contains(key), "\(key) should have been evicted") }
+        for (key, _) in model { #expect(cache.contains(key), "\(key) should remain") }
+    }
+
+    @Test func aValueLargerThanTheBudgetIsRefusedAndNothingIsEvicted() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: configuration(clock))
+        for i in 0 ..< 5 { try cache.set(Data(count: 1000), forKey: "k\(i)", ttl: .seconds(60)) }
+        let before = cache.statistics
+        #expect(throws: KacheError.exceedsDiskBudget(bytes: 69_632, budget: Self.budget)) {
+            try cache.set(incompressible(66_000), forKey: "huge", ttl: .seconds(60))
+        }
+        #expect(cache.statistics.entries == 5)
+        #expect(cache.statistics.allocatedBytes == before.allocatedBytes)
+        #expect(dir.entryFiles().count == 5)
+    }
+
+    @Test func evictingForTheBudgetDropsTheMemoryCopyButMemoryEvictionKeepsFiles() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        var config = configuration(clock, budget: 3 * 4096)
+        config.memoryBudget = 150
+        let cache = try Kache(directory: dir.url, configuration: config)
+        for i in 0 ..< 3 { try cache.set(Data(count: 100), forKey: "k\(i)", ttl: .seconds(10 + i)) }
+        #expect(cache.statistics.memoryEvictions >= 1)
+        #expect(dir.entryFiles().count == 3) // memory eviction deleted no file
+        try cache.set(Data(count: 100), forKey: "k3", ttl: .seconds(100))
+        #expect(cache.data(forKey: "k0") == nil)
+        #expect(cache.statistics.budgetEvictions == 1)
+    }
+
+    @Test func aSmallerBudgetTrimsOnOpen() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: configuration(clock, budget: 20 * 4096))
+            for i in 0 ..< 20 { try cache.set(Data(count: 100), forKey: "k\(i)", ttl: .seconds(100 + i)) }
+            try cache.close()
+        }
+        let cache = try Kache(directory: dir.url, configuration: configuration(clock, budget: 8 * 4096))
+        #expect(cache.statistics.entries == 8)
+        #expect(cache.statistics.budgetEvictions == 12)
+        #expect(cache.statistics.budgetEvictedBytes == 12 * 4096)
+        #expect(!cache.contains("k11") && cache.contains("k12"))
+        #expect(dir.allocatedBytes(under: "objects") <= 8 * 4096)
+    }
+
+    @Test func theCountSurvivesSaveReopenAndACrash() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        var allocated = 0
+        do {
+            let cache = try Kache(directory: dir.url, configuration: configuration(clock))
+            for i in 0 ..< 30 { try cache.set(compressible(3000 + i * 100, seed: i), forKey: "k\(i)", ttl: .seconds(100)) }
+            try cache.save()
+            for i in 30 ..< 40 { try cache.set(compressible(3000, seed: i), forKey: "k\(i)", ttl: .seconds(100)) }
+            allocated = cache.statistics.allocatedBytes
+            cache.abandonForTesting()
+        }
+        let cache = try Kache(directory: dir.url, configuration: configuration(clock))
+        #expect(cache.statistics.allocatedBytes == allocated)
+        #expect(cache.statistics.allocatedBytes == dir.allocatedBytes(under: "objects"))
+        try cache.close()
+        let again = try Kache(directory: dir.url, configuration: configuration(clock))
+        #expect(again.statistics.allocatedBytes == allocated)
+    }
+
+    @Test func concurrentSetsNeverLeaveTheDirectoryOverBudget() async throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: configuration(clock))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0 ..< 6 {
+                group.addTask {
+                    var random = SeededGenerator(seed: UInt64(task))
+                    for i in 0 ..< 60 {
+                        let size = Int.random(in: 100 ... 6000, using: &random)
+                        try cache.set(incompressible(size, seed: UInt64(task * 1000 + i)), forKey: "t\(task)-\(i % 25)",
+                                      ttl: .seconds(Int64.random(in: 10 ... 1000, using: &random)))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(dir.allocatedBytes(under: "objects") <= Self.budget)
+        #expect(dir.allocatedBytes(under: "objects") == cache.statistics.allocatedBytes)
+        cache.checkInvariants()
+    }
+
+    @Test func asyncWritesStayWithinTheBudgetOnceSaved() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: configuration(clock, durability: .async))
+        for i in 0 ..< 300 { try cache.set(incompressible(2000, seed: UInt64(i)), forKey: "k\(i)", ttl: .seconds(100 + i)) }
+        try cache.save()
+        #expect(dir.allocatedBytes(under: "objects") <= Self.budget)
+        #expect(dir.allocatedBytes(under: "objects") == cache.statistics.allocatedBytes)
+    }
+}
