@@ -53,7 +53,11 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
+        // Writes to a cache directory and journals each acknowledged operation,
+        // for the SIGKILL crash tests and the cross-process tests.
+        .executableTarget(name: "KacheCrashHarness", dependencies: ["Kache"]),
         .testTarget(name: "KacheTests", dependencies: ["Kache"]),
+        .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness"]),
         .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"]),
         .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.
