@@ -60,8 +60,10 @@ let package = Package(
         .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness"]),
         .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"]),
         .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"]),
+        // Runs `kache-bench run --quick` end to end.
+        .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheWorkloads"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.
-        .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI", "KacheBench"]),
+        .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,99 @@
+/// The seven standard workloads of WORKLOADS.md, as a tool lists and runs them.
+///
+/// ```swift
+/// for workload in WorkloadID.allCases {
+///     print(workload.rawValue, workload.name, workload.description(sizes: .quick))
+/// }
+/// ```
+public enum WorkloadID: String, CaseIterable, Sendable {
+    /// Sets N text values in key order.
+    case w1 = "W1"
+    /// Zipf gets after W1.
+    case w2 = "W2"
+    /// Zipf gets and sets, 90 : 10, after W1.
+    case w3 = "W3"
+    /// Sets into a small Pool, random TTLs on a simulated clock.
+    case w4 = "W4"
+    /// Close, reopen and read every key after W1 and save.
+    case w5 = "W5"
+    /// Large incompressible values.
+    case w6 = "W6"
+    /// Pushes and pops on a Queue.
+    case w7 = "W7"
+
+    /// The short name, as in the table: "load", "read-hot", …
+    public var name: String {
+        switch self {
+        case .w1: "load"
+        case .w2: "read-hot"
+        case .w3: "mixed"
+        case .w4: "churn"
+        case .w5: "restart"
+        case .w6: "blobs"
+        case .w7: "queue"
+        }
+    }
+
+    /// What the workload does, with the numbers of `sizes`.
+    public func description(sizes: WorkloadSizes = .standard) -> String {
+        let n = grouped(sizes.keyCount)
+        let text = "\(grouped(sizes.textValueBytes))-byte text values"
+        let ttl = "TTL \(grouped(Int(sizes.ttlSeconds))) s"
+        switch self {
+        case .w1:
+            return "set N = \(n) \(text), keys in index order, \(ttl)"
+        case .w2:
+            return "after W1: \(grouped(sizes.readOps)) gets, keys by Zipf"
+        case .w3:
+            return "after W1: \(grouped(sizes.mixedOps)) ops by Zipf, \(WorkloadDraws.getPercent) % get / "
+                + "\(100 - WorkloadDraws.getPercent) % set (fresh \(text.dropLast()), \(ttl))"
+        case .w4:
+            return "\(grouped(sizes.churnOps)) sets of \(grouped(sizes.churnValueBytes))-byte text values "
+                + "into a Pool of capacity \(grouped(sizes.churnCapacity)), keys by Zipf over "
+                + "\(grouped(sizes.churnKeyCount)) keys, TTL uniform in [1, \(WorkloadDraws.maxRandomTTLSeconds)] s "
+                + "on a simulated clock that advances \(WorkloadDraws.churnTickMilliseconds) ms per op"
+        case .w5:
+            return "after W1 (N = \(n)) and save: close the cache, open the same directory anew, load, "
+                + "then get every key once in index order"
+        case .w6:
+            return "\(grouped(sizes.blobCount)) sets of \(grouped(sizes.blobBytes / 1024)) KiB blob values, "
+                + "then \(grouped(sizes.blobGets)) gets uniform over them"
+        case .w7:
+            return "\(grouped(sizes.queuePushes)) pushes into a Queue of capacity \(grouped(sizes.queueCapacity)), "
+                + "a pop after every second push"
+        }
+    }
+
+    /// The figures a run of the workload reports.
+    public var figure: String {
+        switch self {
+        case .w1: "sets/s"
+        case .w2: "gets/s, hit ratio, p50/p99/p999 µs"
+        case .w3: "ops/s, p99 µs"
+        case .w4: "sets/s, evictions, expirations"
+        case .w5: "ms to ready, cold gets/s, keys lost (must be 0)"
+        case .w6: "MB/s written, MB/s read, bytes on disk ÷ bytes set"
+        case .w7: "ops/s"
+        }
+    }
+
+    /// The thread counts to run it with: every workload on 1 thread, W2 and W3
+    /// also on 2 (the machine has 2 cores), each thread with its own stream.
+    public var threadCounts: [Int] {
+        switch self {
+        case .w2, .w3: [1, 2]
+        default: [1]
+        }
+    }
+}
+
+/// `1234567` as "1,234,567", the way WORKLOADS.md writes numbers, whatever the locale.
+private func grouped(_ number: Int) -> String {
+    let digits = String(number.magnitude)
+    var out = ""
+    for (offset, digit) in digits.enumerated() {
+        if offset > 0, (digits.count - offset) % 3 == 0 { out.append(",") }
+        out.append(digit)
+    }
+    return number < 0 ? "-" + out : out
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// shared/bench/vectors.json: the first outputs of each generator for seed 42.
+struct Vectors: Decodable {
+    struct TextValue: Decodable {
+        let first80: String
+        let sha256: String
+        let length: Int
+    }
+
+    struct BlobValue: Decodable {
+        let first16Hex: String
+        let sha256: String
+        enum CodingKeys: String, CodingKey {
+            case first16Hex = "first16_hex", sha256
+        }
+    }
+
+    let seed: UInt64
+    let splitmix64First3: [String]
+    let key0: String
+    let key99999: String
+    let textValueIndex0Of1024: TextValue
+    let blobValue1024: BlobValue
+    let zipfFirst20Ranks: [Int]
+
+    enum CodingKeys: String, CodingKey {
+        case seed
+        case splitmix64First3 = "splitmix64_first3"
+        case key0 = "key_0"
+        case key99999 = "key_99999"
+        case textValueIndex0Of1024 = "text_value_index0_1024"
+        case blobValue1024 = "blob_value_1024"
+        case zipfFirst20Ranks = "zipf_n100000_s0.99_first20_ranks"
+    }
+
+    /// `<repo>/../shared/bench/vectors.json`, found from this file's path, so
+    /// it works both in /work/main and in a CI clone beside shared/.
+    static let url = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()    // KacheWorkloadsTests
+        .deletingLastPathComponent()    // Tests
+        .deletingLastPathComponent()    // the repository
+        .appendingPathComponent("../shared/bench/vectors.json")
+        .standardizedFileURL
+
+    /// Reads the vectors; a missing or unreadable file fails the test, never skips it.
+    static func load() throws -> Vectors {
+        let data = try #require(
+            FileManager.default.contents(atPath: url.path),
+            "vectors.json not found at \(url.path): the generators cannot be checked without it (shared/ must sit beside the repository)"
+        )
+        return try JSONDecoder().decode(Vectors.self, from: data)
+    }
+}
+
+/// The SHA-256 of `data` as lowercase hex, by /usr/bin/sha256sum on a temporary file.
+func sha256Hex(_ data: Data) throws -> String {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("kache-vector-\(UUID().uuidString)")
+    try data.write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = [file.path]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    try #require(process.terminationStatus == 0, "sha256sum exited with \(process.terminationStatus)")
+    return String(decoding: printed.prefix(64), as: UTF8.self)
+}
+
+/// `data` as lowercase hex.
+func hex<Bytes: Sequence<UInt8>>(_ data: Bytes) -> String {
+    data.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+}
