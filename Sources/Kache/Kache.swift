@@ -132,12 +132,12 @@ public final class Kache: Sendable {
     ///   file error (the previous value then stays). Nothing stored before is lost.
     /// - Complexity: O(log n) plus the file write, plus O(log n) per key swept.
     public func set(_ data: Data, forKey key: String, ttl: Duration) throws {
-        try put(data, key: key, space: StoreState.topLevel, ttl: ttl)
+        try put(data, key: key, space: .topLevel, ttl: ttl)
     }
 
     /// Stores `data` under `key` for the configuration's `defaultTTL`.
     public func set(_ data: Data, forKey key: String) throws {
-        try put(data, key: key, space: StoreState.topLevel, ttl: configuration.defaultTTL)
+        try put(data, key: key, space: .topLevel, ttl: configuration.defaultTTL)
     }
 
     /// The value stored under `key`, or nil when there is none or it has expired.
@@ -146,7 +146,7 @@ public final class Kache: Sendable {
     /// memory; a damaged file reads as nil and is moved to `quarantine/`.
     /// - Complexity: O(1) from memory: one hash lookup under the lock.
     public func data(forKey key: String) -> Data? {
-        fetch(space: StoreState.topLevel, key: key)
+        fetch(space: .topLevel, key: key)
     }
 
     /// Whether `key` holds a live value (no file is read).
@@ -157,7 +157,7 @@ public final class Kache: Sendable {
 
     /// Removes the value stored under `key`, and its file. Does nothing if there is none.
     public func removeValue(forKey key: String) {
-        removeEntry(space: StoreState.topLevel, key: key)
+        removeEntry(space: .topLevel, key: key)
     }
 
     /// Removes every entry of every key space (the key spaces stay, empty).
@@ -209,7 +209,8 @@ public final class Kache: Sendable {
 
     // MARK: - Shared paths of the top level, Pools and Queues
 
-    func put(_ data: Data, key: String, space: Int, ttl: Duration) throws {
+    func put(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
+        let space = ref.index
         try validate(key: key)
         try validate(value: data)
         guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
@@ -223,13 +224,12 @@ public final class Kache: Sendable {
             _ = insertion
             return
         }
-        let (spaceName, kind) = store.withLock { ($0.spaces[space].name, $0.spaces[space].kind) }
-        let name = EntryName(space: spaceName, key: key)
+        let name = EntryName(space: ref.name, key: key)
         guard name.canonicalKey.utf8.count <= configuration.maximumKeyLength else {
             throw KacheError.keyTooLong(bytes: name.canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
         }
         var file = EntryFile.draft(
-            name: name, kind: kind, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
+            name: name, kind: ref.kind, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
         )
         let insertion = try store.withLock { state throws(KacheError) in
             guard !state.isClosed else { throw .closed }
@@ -255,7 +255,8 @@ public final class Kache: Sendable {
         }
     }
 
-    func fetch(space: Int, key: String) -> Data? {
+    func fetch(space ref: KeySpace.Ref, key: String) -> Data? {
+        let space = ref.index
         let now = Timestamp(clock.now())
         switch store.withLock({ $0.lookup(space: space, key: key, now: now) }) {
         case let .hit(value):
@@ -264,16 +265,15 @@ public final class Kache: Sendable {
             return nil
         case let .onDisk(sequence):
             guard let persister else { return nil }
-            let spaceName = store.withLock { $0.spaces[space].name }
             return persister.read(
-                space: space, key: key, name: EntryName(space: spaceName, key: key), sequence: sequence,
+                space: space, key: key, name: EntryName(space: ref.name, key: key), sequence: sequence,
                 maximumLength: maximumFileLength
             )
         }
     }
 
-    func removeEntry(space: Int, key: String) {
-        guard let removal = store.withLock({ $0.remove(space: space, key: key) }) else { return }
+    func removeEntry(space ref: KeySpace.Ref, key: String) {
+        guard let removal = store.withLock({ $0.remove(space: ref.index, key: key) }) else { return }
         discard([removal])
     }
 

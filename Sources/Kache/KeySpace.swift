@@ -13,6 +13,17 @@ struct KeySpace: Sendable {
         case plain = 0, pool = 1, queue = 2
     }
 
+    /// What a handle needs to know of its key space, so that reads and writes
+    /// don't take the lock just to look it up.
+    struct Ref: Sendable {
+        var index: Int
+        var name: String
+        var kind: Kind
+
+        /// The top level of `set(_:forKey:ttl:)`.
+        static let topLevel = Ref(index: StoreState.topLevel, name: "", kind: .plain)
+    }
+
     let name: String
     let kind: Kind
     var capacity: Int

@@ -15,7 +15,8 @@ extension Kache {
     /// ```
     public struct Pool: Sendable {
         let cache: Kache
-        let index: Int
+        let space: KeySpace.Ref
+        var index: Int { space.index }
         /// The Pool's name.
         public let name: String
 
@@ -24,22 +25,22 @@ extension Kache {
         /// - Throws: as ``Kache/set(_:forKey:ttl:)``.
         /// - Complexity: O(log n) plus the file write, O(log n) per key swept or evicted.
         public func set(_ data: Data, forKey key: String, ttl: Duration) throws {
-            try cache.put(data, key: key, space: index, ttl: ttl)
+            try cache.put(data, key: key, space: space, ttl: ttl)
         }
 
         /// Stores `data` under `key` for the configuration's `defaultTTL`.
         public func set(_ data: Data, forKey key: String) throws {
-            try cache.put(data, key: key, space: index, ttl: cache.configuration.defaultTTL)
+            try cache.put(data, key: key, space: space, ttl: cache.configuration.defaultTTL)
         }
 
         /// The value stored under `key` in this Pool, or nil when there is none or it expired.
         public func data(forKey key: String) -> Data? {
-            cache.fetch(space: index, key: key)
+            cache.fetch(space: space, key: key)
         }
 
         /// Removes `key` from this Pool, and its file.
         public func removeValue(forKey key: String) {
-            cache.removeEntry(space: index, key: key)
+            cache.removeEntry(space: space, key: key)
         }
 
         /// Removes every key of this Pool.
@@ -68,13 +69,14 @@ extension Kache {
     ///   name, one over 255 bytes, or one that names a Queue;
     ///   ``KacheError/invalidCapacity(_:)`` for a capacity under 1.
     public func pool(named name: String, capacity: Int) throws -> Pool {
-        Pool(cache: self, index: try keySpace(named: name, kind: .pool, capacity: capacity), name: name)
+        let index = try keySpace(named: name, kind: .pool, capacity: capacity)
+        return Pool(cache: self, space: KeySpace.Ref(index: index, name: name, kind: .pool), name: name)
     }
 
     /// The Pool that is always there, named ``defaultPoolName``, with the
     /// configuration's `defaultPoolCapacity`.
     public var defaultPool: Pool {
-        Pool(cache: self, index: defaultPoolIndex, name: Kache.defaultPoolName)
+        Pool(cache: self, space: KeySpace.Ref(index: defaultPoolIndex, name: Kache.defaultPoolName, kind: .pool), name: Kache.defaultPoolName)
     }
 
     /// Counts of every key space: the top level, each Pool and each Queue.

@@ -14,7 +14,8 @@ extension Kache {
     /// ```
     public struct Queue: Sendable {
         let cache: Kache
-        let index: Int
+        let space: KeySpace.Ref
+        var index: Int { space.index }
         /// The Queue's name.
         public let name: String
 
@@ -23,23 +24,23 @@ extension Kache {
         ///   and file errors as ``Kache/set(_:forKey:ttl:)``.
         /// - Complexity: O(log n) plus the file write.
         public func push(_ data: Data, ttl: Duration) throws {
-            try cache.push(data, space: index, ttl: ttl)
+            try cache.push(data, space: space, ttl: ttl)
         }
 
         /// Appends `data` for the configuration's `defaultTTL`.
         public func push(_ data: Data) throws {
-            try cache.push(data, space: index, ttl: cache.configuration.defaultTTL)
+            try cache.push(data, space: space, ttl: cache.configuration.defaultTTL)
         }
 
         /// Removes and returns the oldest live item, or nil when there is none.
         /// - Complexity: O(1) amortized, plus a file read when the item is not in memory.
         public func pop() -> Data? {
-            cache.pop(space: index, remove: true)
+            cache.pop(space: space, remove: true)
         }
 
         /// The oldest live item, left in the Queue.
         public func peek() -> Data? {
-            cache.pop(space: index, remove: false)
+            cache.pop(space: space, remove: false)
         }
 
         /// Items held now (expired ones not yet swept included).
@@ -64,16 +65,17 @@ extension Kache {
     ///   name, one over 255 bytes, or one that names a Pool;
     ///   ``KacheError/invalidCapacity(_:)`` for a capacity under 1.
     public func queue(named name: String, capacity: Int) throws -> Queue {
-        Queue(cache: self, index: try keySpace(named: name, kind: .queue, capacity: capacity), name: name)
+        let index = try keySpace(named: name, kind: .queue, capacity: capacity)
+        return Queue(cache: self, space: KeySpace.Ref(index: index, name: name, kind: .queue), name: name)
     }
 
     /// The Queue that is always there, named ``defaultQueueName``, with the
     /// configuration's `defaultQueueCapacity`.
     public var defaultQueue: Queue {
-        Queue(cache: self, index: defaultQueueIndex, name: Kache.defaultQueueName)
+        Queue(cache: self, space: KeySpace.Ref(index: defaultQueueIndex, name: Kache.defaultQueueName, kind: .queue), name: Kache.defaultQueueName)
     }
 
-    func push(_ data: Data, space: Int, ttl: Duration) throws {
+    func push(_ data: Data, space: KeySpace.Ref, ttl: Duration) throws {
         // A Queue item's key is a sequence number reserved for it (taken and
         // bumped under the lock, so no two pushes share one). Queue order is the
         // order of the inserts themselves, kept by the Queue and by file sequences.
@@ -84,7 +86,8 @@ extension Kache {
         try put(data, key: key, space: space, ttl: ttl)
     }
 
-    func pop(space: Int, remove: Bool) -> Data? {
+    func pop(space ref: KeySpace.Ref, remove: Bool) -> Data? {
+        let space = ref.index
         while true {
             let now = Timestamp(clock.now())
             if !remove {
@@ -97,7 +100,7 @@ extension Kache {
                     discard(store.withLock { $0.sweep(now: now) })
                     continue
                 }
-                if let value = fetch(space: space, key: oldest.key) { return value }
+                if let value = fetch(space: ref, key: oldest.key) { return value }
                 continue
             }
             let taken = store.withLock { $0.popOldest(space: space, now: now) }
