@@ -29,9 +29,9 @@ final class DiskStore: Sendable {
     private let lock: DirectoryLock
     /// Writes, deletions and quarantines of one name are serialized by one of
     /// these stripes, so that a newer version is never overwritten by an older one.
-    private let stripes: [Stripe]
+    private let stripes: [Locked<Void>]
     private let tmpCounter = Atomic<UInt64>(0)
-    private let markerPresent = Mutex(false)
+    private let markerPresent = Locked(false)
 
     static let objectsFolder = "objects"
     static let tmpFolder = "tmp"
@@ -51,7 +51,7 @@ final class DiskStore: Sendable {
         lock = try DirectoryLock(path: "\(root)/\(Self.lockFile)")
         var fileSystem = statvfs()
         allocationUnit = statvfs(root, &fileSystem) == 0 && fileSystem.f_bsize > 0 ? Int(fileSystem.f_bsize) : 4096
-        stripes = (0 ..< 64).map { _ in Stripe() }
+        stripes = (0 ..< 64).map { _ in Locked(()) }
         do {
             for shard in 0 ..< 256 {
                 try DiskStore.makeDirectory("\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))")
@@ -95,12 +95,8 @@ final class DiskStore: Sendable {
     // MARK: - Ordering
 
     /// Runs `body` while no other write, deletion or quarantine of `name` runs.
-    func withExclusiveAccess<R, E: Error>(to name: EntryName, _ body: () throws(E) -> R) throws(E) -> R {
-        try stripes[name.stripe % stripes.count].mutex.withLock { (_: inout Void) throws(E) -> R in try body() }
-    }
-
-    private final class Stripe: Sendable {
-        let mutex = Mutex(())
+    func withExclusiveAccess<R: Sendable, E: Error>(to name: EntryName, _ body: () throws(E) -> R) throws(E) -> R {
+        try stripes[name.stripe % stripes.count].withLock { (_: inout Void) throws(E) -> R in try body() }
     }
 
     // MARK: - Writing
@@ -238,7 +234,8 @@ final class DiskStore: Sendable {
     /// that is not their own, are moved to quarantine and counted.
     /// - Complexity: O(files), one open and one small read each.
     func scanHeaders() -> (files: [ScannedFile], quarantined: Int) {
-        let results = Mutex<(files: [ScannedFile], quarantined: Int)>(([], 0))
+        let results = Locked<[ScannedFile]>([])
+        let quarantined = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 256) { shard in
             let folder = "\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))"
             var files: [ScannedFile] = []
@@ -259,12 +256,10 @@ final class DiskStore: Sendable {
                     damaged += quarantine(path: path, inode: 0) ? 1 : 0
                 }
             }
-            results.withLock {
-                $0.files.append(contentsOf: files)
-                $0.quarantined += damaged
-            }
+            results.withLock { $0.append(contentsOf: files) }
+            quarantined.wrappingAdd(damaged, ordering: .relaxed)
         }
-        return results.withLock { $0 }
+        return (results.withLock { $0 }, quarantined.load(ordering: .relaxed))
     }
 
     enum HeaderReadFailure: Error {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The cache's whole in-memory state: every live entry's record in its key
 /// space, values within the memory budget, and the counters. It does no I/O;
@@ -327,15 +326,4 @@ struct StoreState: Sendable {
 }
 
 /// The store's state behind its lock.
-final class Store: Sendable {
-    let state: Mutex<StoreState>
-
-    init(_ state: StoreState) {
-        self.state = Mutex(state)
-    }
-
-    /// Runs `body` with the state, holding the lock. Keep it short and free of I/O.
-    func withLock<R: Sendable, E: Error>(_ body: (inout StoreState) throws(E) -> R) throws(E) -> R {
-        try state.withLock { (state: inout StoreState) throws(E) -> R in try body(&state) }
-    }
-}
+typealias Store = Locked<StoreState>

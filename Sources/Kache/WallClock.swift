@@ -26,11 +26,11 @@ public struct SystemClock: WallClock {
 
 /// A clock that moves only when told to: for tests and simulated workloads.
 public final class ManualClock: WallClock {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
 
     /// Creates a clock that reads `start` until it is moved.
     public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = Mutex(start)
+        current = Locked(start)
     }
 
     /// The clock's current time.

@@ -1,7 +1,6 @@
 import DequeModule
 import Dispatch
 import Foundation
-import Synchronization
 
 /// The background writer of `async` durability: a queue of file writes and
 /// deletions, drained by one thread.
@@ -20,7 +19,7 @@ final class WriteBehind: Sendable {
         var stopping = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let persister: Persister

@@ -6,4 +6,9 @@
 /// Returns 0 or -1 with errno set. Elsewhere it falls back to `sync()`.
 int kache_syncfs(int fd);
 
+/// Tell ThreadSanitizer that a lock at `address` was acquired / is about to be
+/// released. No-ops unless this target is compiled with -fsanitize=thread.
+void kache_tsan_acquire(const void *address);
+void kache_tsan_release(const void *address);
+
 #endif
