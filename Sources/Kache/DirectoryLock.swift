@@ -28,7 +28,9 @@ final class DirectoryLock: Sendable {
             let code = errno
             let holder = DirectoryLock.holder(of: fd)
             try? fd.close()
-            if code == EWOULDBLOCK { throw .directoryLocked(path: path, holderPID: holder) }
+            if code == EWOULDBLOCK {
+                throw .directoryLocked(path: (path as NSString).deletingLastPathComponent, holderPID: holder)
+            }
             throw .fileOperation("Locking", path: path, errno: code)
         }
         let pid = Array("\(getpid())\n".utf8)

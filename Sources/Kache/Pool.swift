@@ -38,6 +38,12 @@ extension Kache {
             cache.fetch(space: space, key: key)
         }
 
+        /// Whether `key` holds a live value in this Pool (no file is read).
+        public func contains(_ key: String) -> Bool {
+            let now = Timestamp(cache.clock.now())
+            return cache.store.withLock { $0.contains(space: index, key: key, now: now) }
+        }
+
         /// Removes `key` from this Pool, and its file.
         public func removeValue(forKey key: String) {
             cache.removeEntry(space: space, key: key)

@@ -45,7 +45,7 @@ import Testing
     @Test func aSecondWriterIsRefusedWithTheHoldersPID() throws {
         let dir = TemporaryDirectory()
         let first = try Kache(directory: dir.url, configuration: .testing())
-        #expect(throws: KacheError.directoryLocked(path: dir.url.appendingPathComponent("lock").path, holderPID: getpid())) {
+        #expect(throws: KacheError.directoryLocked(path: dir.url.standardizedFileURL.path, holderPID: getpid())) {
             try Kache(directory: dir.url, configuration: .testing())
         }
         try first.close()

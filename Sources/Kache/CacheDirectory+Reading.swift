@@ -1,0 +1,251 @@
+import Foundation
+import Synchronization
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// The read-only primitives behind inspection and verification: every file is
+// opened read-only, no lock is taken, nothing is created, changed or removed.
+
+// MARK: - The manifest
+
+/// The manifest as found on disk.
+struct ManifestRead: Sendable {
+    /// The manifest file's path.
+    var path: String
+    /// The manifest, or nil when there is none.
+    var manifest: Manifest?
+    /// Why it did not decode, when it exists and is damaged.
+    var damage: String?
+    /// Its raw format version field, when the file is long enough to have one.
+    var version: Int?
+    /// Whether the `dirty` marker was absent, so the manifest describes the files exactly.
+    var isCurrent: Bool
+    /// The manifest's inode and modification time, to notice a save during a scan.
+    var identity: FileIdentity?
+
+    /// The manifest, or a `damagedManifest` error.
+    func decoded() throws(CacheDirectoryError) -> Manifest? {
+        if let damage { throw .damagedManifest(path: path, reason: damage) }
+        return manifest
+    }
+}
+
+/// What distinguishes one version of a file from the next.
+struct FileIdentity: Sendable, Equatable {
+    var inode: UInt64
+    var modified: Int64
+}
+
+extension CacheDirectory {
+    /// Reads and decodes the manifest, noting whether the `dirty` marker says it is stale.
+    func readManifest() throws(CacheDirectoryError) -> ManifestRead {
+        let manifestPath = path(DiskStore.manifestFile)
+        // The marker is created before any change to the files and removed only
+        // after a manifest that covers them was written: look at it first.
+        let isCurrent = !exists(DiskStore.dirtyFile)
+        let identity = identity(of: DiskStore.manifestFile)
+        guard let data = FileManager.default.contents(atPath: manifestPath) else {
+            if exists(DiskStore.manifestFile) {
+                throw .io(path: manifestPath, reason: CacheDirectory.describe(errno: EACCES))
+            }
+            return ManifestRead(path: manifestPath, manifest: nil, damage: nil, version: nil, isCurrent: false, identity: nil)
+        }
+        let version = data.count >= 14 ? Int(UInt16(data[data.startIndex + 12]) | UInt16(data[data.startIndex + 13]) << 8) : nil
+        let decoded = data.withUnsafeBytes { raw in
+            Result { () throws(Manifest.Damage) in try Manifest(decoding: raw) }
+        }
+        switch decoded {
+        case let .success(manifest):
+            return ManifestRead(path: manifestPath, manifest: manifest, damage: nil, version: version, isCurrent: isCurrent, identity: identity)
+        case let .failure(damage):
+            return ManifestRead(path: manifestPath, manifest: nil, damage: damage.description, version: version, isCurrent: false, identity: identity)
+        }
+    }
+
+    /// Whether `relative` exists (as anything, a dangling symlink included).
+    func exists(_ relative: String) -> Bool {
+        var info = stat()
+        return lstat(path(relative), &info) == 0
+    }
+
+    func identity(of relative: String) -> FileIdentity? {
+        var info = stat()
+        guard lstat(path(relative), &info) == 0 else { return nil }
+        return FileIdentity(inode: UInt64(info.st_ino), modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+
+    /// The names in the folder `relative`; empty when it does not exist.
+    func listing(_ relative: String) throws(CacheDirectoryError) -> [String] {
+        let folder = path(relative)
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: folder)
+        } catch {
+            guard exists(relative) else { return [] }
+            throw .io(path: folder, reason: "the folder can't be listed")
+        }
+    }
+
+    /// Files in a folder and their total length.
+    func fileCount(in relative: String) throws(CacheDirectoryError) -> (count: Int, bytes: Int) {
+        var bytes = 0
+        let names = try listing(relative)
+        for name in names {
+            var info = stat()
+            if lstat(path("\(relative)/\(name)"), &info) == 0 { bytes += Int(info.st_size) }
+        }
+        return (names.count, bytes)
+    }
+}
+
+// MARK: - Entry files
+
+/// One entry file as the scan found it.
+struct FoundFile: Sendable {
+    var header: EntryFile.Header
+    var fileLength: Int
+    /// Bytes the file system allocated for it (whole blocks, as `du` counts).
+    var allocatedBytes: Int
+    /// Its path relative to the cache directory.
+    var file: String
+}
+
+/// Every entry file under `objects/`.
+struct ObjectScan: Sendable {
+    var files: [FoundFile] = []
+    var damaged: [CacheDirectory.DamagedFile] = []
+    /// Bytes read (whole files when checksums were checked, else headers).
+    var bytesRead = 0
+}
+
+/// Reading one entry file whole, read-only, and checking it.
+enum EntryFileCheck {
+    enum Outcome {
+        case entry(EntryFile.Header, payload: Data, fileLength: Int)
+        case missing
+        case damaged(String)
+        /// The file is there but could not be opened or read (permissions, I/O).
+        case unreadable(Int32)
+    }
+
+    /// Opens `path` read-only, reads it whole and decodes it: magic, version,
+    /// lengths, checksum, and that its LZ4 payload decompresses.
+    /// - Complexity: O(n) in the file's length.
+    static func readWhole(path: String) -> Outcome {
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .noFollow])
+        } catch {
+            switch (error as? Errno)?.rawValue ?? EIO {
+            case ENOENT: return .missing
+            case ELOOP: return .damaged("a symbolic link, not an entry file")
+            case let code: return .unreadable(code)
+            }
+        }
+        defer { try? fd.close() }
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0 else { return .unreadable(errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .damaged("not a regular file") }
+        let length = Int(info.st_size)
+        var bytes = Data(count: length)
+        let read: Int
+        do {
+            read = try bytes.withUnsafeMutableBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let n = try fd.read(fromAbsoluteOffset: Int64(offset), into: UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]))
+                    if n == 0 { break }
+                    offset += n
+                }
+                return offset
+            }
+        } catch {
+            return .unreadable((error as? Errno)?.rawValue ?? EIO)
+        }
+        guard read == length else { return .damaged(EntryFile.Damage.truncated(length: read).description) }
+        let decoded = bytes.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
+        }
+        switch decoded {
+        case let .success((header, payload)): return .entry(header, payload: payload, fileLength: length)
+        case let .failure(damage): return .damaged(damage.description)
+        }
+    }
+}
+
+extension CacheDirectory {
+    /// Finds every entry file in the 256 shard folders under `objects/`, on all
+    /// cores, reading its header (or, with `checksums`, the whole file, checked).
+    ///
+    /// A file that is not a valid entry, or sits under a name that is not its
+    /// own, is listed as damaged; a file that vanishes while the scan runs (a
+    /// writer replaced or deleted it) is skipped. Folders other than the shards are not looked at.
+    /// - Throws: ``CacheDirectoryError/io(path:reason:)`` when a shard can't be listed.
+    /// - Complexity: O(files): one open and one read each.
+    func scanObjects(checksums: Bool) throws(CacheDirectoryError) -> ObjectScan {
+        let result = Mutex<(scan: ObjectScan, error: CacheDirectoryError?)>((ObjectScan(), nil))
+        DispatchQueue.concurrentPerform(iterations: 256) { shard in
+            let shardName = DiskStore.shardName(shard)
+            let folder = "\(DiskStore.objectsFolder)/\(shardName)"
+            var scan = ObjectScan()
+            do throws(CacheDirectoryError) {
+                for fileName in try listing(folder) {
+                    examine(file: "\(folder)/\(fileName)", fileName: fileName, shard: shardName, checksums: checksums, into: &scan)
+                }
+            } catch {
+                result.withLock { $0.error = $0.error ?? error }
+                return
+            }
+            result.withLock {
+                $0.scan.files.append(contentsOf: scan.files)
+                $0.scan.damaged.append(contentsOf: scan.damaged)
+                $0.scan.bytesRead += scan.bytesRead
+            }
+        }
+        let (scan, error) = result.withLock { $0 }
+        if let error { throw error }
+        var sorted = scan
+        sorted.damaged.sort { $0.file < $1.file }
+        return sorted
+    }
+
+    private func examine(file relative: String, fileName: String, shard: String, checksums: Bool, into scan: inout ObjectScan) {
+        let fullPath = path(relative)
+        let found: (header: EntryFile.Header, length: Int)
+        if checksums {
+            switch EntryFileCheck.readWhole(path: fullPath) {
+            case .missing:
+                return
+            case let .unreadable(code):
+                scan.damaged.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
+                return
+            case let .damaged(reason):
+                scan.damaged.append(DamagedFile(file: relative, reason: reason))
+                return
+            case let .entry(header, _, length):
+                found = (header, length)
+                scan.bytesRead += length
+            }
+        } else {
+            switch DiskStore.readHeader(path: fullPath) {
+            case .failure(.missing):
+                return
+            case let .failure(.damaged(damage)):
+                scan.damaged.append(DamagedFile(file: relative, reason: damage.description))
+                return
+            case let .success(file):
+                found = (file.header, file.fileLength)
+                scan.bytesRead += min(file.fileLength, EntryFile.headerSize + file.header.key.utf8.count + file.header.space.utf8.count)
+            }
+        }
+        let name = EntryName(space: found.header.space, key: found.header.key)
+        guard name.fileName == fileName, name.shard == shard else {
+            scan.damaged.append(DamagedFile(file: relative, reason: "holds an entry whose file name is \(name.shard)/\(name.fileName)"))
+            return
+        }
+        var info = stat()
+        let allocated = lstat(fullPath, &info) == 0 ? Int(info.st_blocks) * 512 : found.length
+        scan.files.append(FoundFile(header: found.header, fileLength: found.length, allocatedBytes: allocated, file: relative))
+    }
+}
