@@ -171,6 +171,9 @@ extension CacheDirectory {
         public var bytesOnDisk: Int
         /// What they occupy on the file system (whole blocks, as `du` counts).
         public var allocatedBytes: Int
+        /// The disk budget the writer last saved in the manifest, nil when none
+        /// (or no manifest); `allocatedBytes` is what it limits.
+        public var diskBudget: Int?
         /// Valid entry files the index does not list (a current manifest omits them,
         /// or their key space has another kind); the next writer ignores them.
         public var unindexedFiles: Int
@@ -287,6 +290,7 @@ extension CacheDirectory {
             filesOnDisk: scan.files.count,
             bytesOnDisk: scan.files.reduce(0) { $0 + $1.fileLength },
             allocatedBytes: scan.files.reduce(0) { $0 + $1.allocatedBytes },
+            diskBudget: manifest?.diskBudget,
             unindexedFiles: index.unindexedFiles,
             damagedFiles: scan.damaged,
             temporaryFiles: tmp.count,

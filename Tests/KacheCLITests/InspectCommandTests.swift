@@ -189,3 +189,21 @@ struct InspectJSON: Decodable {
         #expect(text.output.contains(summary.damagedFiles[0].file))
     }
 }
+
+@Suite struct InspectDiskBudgetTests {
+    @Test func inspectShowsDiskUsedAgainstTheBudget() throws {
+        let fixture = CacheDirectoryFixture()
+        let cache = try Kache(directory: fixture.url, configuration: Kache.Configuration(durability: .sync, diskBudget: 100 * 4096))
+        for i in 0 ..< 25 { try cache.set(Data(count: 100), forKey: "k\(i)", ttl: .seconds(3600)) }
+        let allocated = cache.statistics.allocatedBytes
+        try cache.close()
+        #expect(allocated == 25 * 4096)
+        let text = try KacheProcess.run(["inspect", fixture.path])
+        #expect(text.status == 0)
+        let output = String(decoding: text.stdout, as: UTF8.self)
+        #expect(output.contains("disk budget      100.0 KiB of 400.0 KiB used (25.0%)"), "\(output)")
+        let json = try KacheProcess.run(["inspect", fixture.path, "--json"]).decoded(InspectJSON.self)
+        #expect(json.summary.diskBudget == 100 * 4096)
+        #expect(json.summary.allocatedBytes == allocated)
+    }
+}
