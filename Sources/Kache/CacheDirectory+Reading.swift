@@ -228,7 +228,7 @@ extension CacheDirectory {
                 scan.bytesRead += length
             }
         } else {
-            switch DiskStore.readHeader(path: fullPath) {
+            switch DiskStore.readHeader(path: fullPath, verifyingChecksum: false) {
             case .failure(.missing):
                 return
             case let .failure(.damaged(damage)):

@@ -32,6 +32,12 @@ final class DiskStore: Sendable {
     private let stripes: [Locked<Void>]
     private let tmpCounter = Atomic<UInt64>(0)
     private let markerPresent = Locked(false)
+    /// Changes under way: their index change may be visible while their file
+    /// work is not done yet (see `beginChange()`).
+    private let changesUnderWay = Atomic<Int>(0)
+    /// Serializes saves: each takes its snapshot and writes it while no other
+    /// does, so an older snapshot never replaces a newer manifest.
+    private let manifestWriter = Locked(())
 
     static let objectsFolder = "objects"
     static let tmpFolder = "tmp"
@@ -267,8 +273,13 @@ final class DiskStore: Sendable {
         case damaged(EntryFile.Damage)
     }
 
-    /// Reads and checks one file's header (and names) without its payload.
-    static func readHeader(path: String) -> Result<ScannedFile, HeaderReadFailure> {
+    /// Reads and checks one file's header and names and, when `verifyingChecksum`,
+    /// the checksum of the whole file (never decompressing it).
+    ///
+    /// The rebuild after a crash verifies: a bit flipped in a header's expiry or
+    /// kind still parses, and would otherwise be swept as expired or filed under
+    /// the wrong key space instead of being quarantined.
+    static func readHeader(path: String, verifyingChecksum: Bool = true) -> Result<ScannedFile, HeaderReadFailure> {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return .failure(errno == ENOENT ? .missing : .damaged(.badMagic)) }
         defer { Glibc.close(fd) }
@@ -276,20 +287,40 @@ final class DiskStore: Sendable {
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(.damaged(.badMagic)) }
         let length = Int(info.st_size)
         // Header and both names fit in 48 + 2 × 65,535 bytes.
-        let wanted = min(length, EntryFile.headerSize + 2 * Int(UInt16.max))
+        let wanted = verifyingChecksum ? length : min(length, EntryFile.headerSize + 2 * Int(UInt16.max))
         var prefix = [UInt8](repeating: 0, count: min(wanted, 4096))
-        var got = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, $0.count, 0) }
+        var got = prefix.withUnsafeMutableBytes { DiskStore.readFully(fd, at: 0, into: $0) }
         if got == prefix.count, wanted > prefix.count {
             prefix = [UInt8](repeating: 0, count: wanted)
-            got = prefix.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, $0.count, 0) }
+            got = prefix.withUnsafeMutableBytes { DiskStore.readFully(fd, at: 0, into: $0) }
         }
         guard got >= 0 else { return .failure(.damaged(.truncated(length: 0))) }
         let decoded = prefix.withUnsafeBytes { raw in
             Result { () throws(EntryFile.Damage) in
-                try EntryFile.decodeHeader(UnsafeRawBufferPointer(rebasing: raw[..<got]), fileLength: length)
+                let read = UnsafeRawBufferPointer(rebasing: raw[..<got])
+                let header = try EntryFile.decodeHeader(read, fileLength: length)
+                if verifyingChecksum {
+                    guard got == length else { throw .truncated(length: got) }
+                    try EntryFile.verifyChecksum(read)
+                }
+                return header
             }
         }
         return decoded.map { ScannedFile(header: $0, fileLength: length) }.mapError { .damaged($0) }
+    }
+
+    /// Reads from `offset` until `buffer` is full or the file ends; the bytes
+    /// read, or -1 on an error.
+    private static func readFully(_ fd: Int32, at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { return -1 }
+            guard n > 0 else { break }
+            done += n
+        }
+        return done
     }
 
     // MARK: - Manifest
@@ -315,14 +346,32 @@ final class DiskStore: Sendable {
         syncFolder(root)
     }
 
-    /// The manifest's bytes, or nil when there is none.
+    /// Runs `body` (snapshot, write, clear the marker) while no other save does.
+    func withManifestWriter<R: Sendable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        try manifestWriter.withLock { (_: inout Void) throws(E) -> R in try body() }
+    }
+
+    /// The manifest's bytes, or nil when there is none. A manifest that is not
+    /// a regular file (a symlink planted in its place) reads as no bytes, which
+    /// fails to decode, so it is quarantined and never followed.
     func readManifest() throws(KacheError) -> [UInt8]? {
         let path = "\(root)/\(Self.manifestFile)"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if access(path, F_OK) == 0 { throw .fileOperation("Reading the manifest", path: path, errno: EACCES) }
-            return nil
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: return nil
+            case ELOOP: return []
+            case let code: throw .fileOperation("Reading the manifest", path: path, errno: code)
+            }
         }
-        return [UInt8](data)
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .fileOperation("Reading the manifest", path: path, errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return [] }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        let got = bytes.withUnsafeMutableBytes { DiskStore.readFully(fd, at: 0, into: $0) }
+        guard got >= 0 else { throw .fileOperation("Reading the manifest", path: path, errno: errno) }
+        return Array(bytes[..<got])
     }
 
     /// Moves a manifest that does not decode into quarantine.
@@ -335,7 +384,20 @@ final class DiskStore: Sendable {
     /// Whether the `dirty` marker is present: files changed since the manifest was written.
     var isManifestStale: Bool { markerPresent.withLock { $0 } }
 
-    /// Called before any change to the files: marks the manifest as stale, once.
+    /// Called before an index change and the file work it implies: counts the
+    /// change as under way and marks the manifest as stale. Pair with `endChange()`
+    /// once the file work is done (or queued for the write-behind thread).
+    func beginChange() {
+        changesUnderWay.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        noteChange()
+    }
+
+    /// Ends a change begun with `beginChange()`.
+    func endChange() {
+        changesUnderWay.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Marks the manifest as stale, once.
     func noteChange() {
         markerPresent.withLock { present in
             guard !present else { return }
@@ -346,11 +408,17 @@ final class DiskStore: Sendable {
         }
     }
 
-    /// Removes the marker after a manifest was written, if `isStillComplete`
-    /// (checked while no change can mark it again) says nothing changed since.
+    /// Removes the marker after a manifest was written, if no change is under
+    /// way and `isStillComplete` (checked while no change can mark it again)
+    /// says that the manifest's snapshot is still the index and its files.
+    ///
+    /// A change counts from before it touches the index until its file work is
+    /// done, so a snapshot that saw an index change whose file is not written
+    /// (or deleted) yet never clears the marker: the next open then rebuilds
+    /// from the files instead of trusting a manifest the files don't match.
     func clearStaleMarker(if isStillComplete: () -> Bool) {
         markerPresent.withLock { present in
-            guard present, isStillComplete() else { return }
+            guard present, changesUnderWay.load(ordering: .sequentiallyConsistent) == 0, isStillComplete() else { return }
             unlink("\(root)/\(Self.dirtyFile)")
             syncFolder(root)
             present = false

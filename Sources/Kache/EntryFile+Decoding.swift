@@ -31,6 +31,9 @@ extension EntryFile {
         }
     }
 
+    /// The most LZ4 can expand a block: one input byte per 255 output bytes.
+    static let largestCompressionRatio = 255
+
     /// Parses and checks the header of a file of `fileLength` bytes whose first
     /// bytes are `prefix` (at least the header and names). Does not read the
     /// payload, so it cannot check the checksum: `decode` does.
@@ -51,9 +54,13 @@ extension EntryFile {
         let storedLength = Int(field(Offset.storedLength, UInt32.self))
         let expected = headerSize + keyLength + spaceLength + storedLength
         guard expected == fileLength else { throw .lengthMismatch(expected: expected, actual: fileLength) }
-        guard flags.contains(.compressed) ? storedLength < rawLength : storedLength == rawLength else {
-            throw .lengthMismatch(expected: rawLength, actual: storedLength)
-        }
+        // LZ4 makes at most 255 bytes of one (a run-length byte of 255), so a
+        // compressed payload can't stand for more than 255 × its length; checking
+        // it here keeps a hostile header from making `decode` allocate 4 GiB.
+        let lengthsAgree = flags.contains(.compressed)
+            ? storedLength < rawLength && rawLength <= storedLength * largestCompressionRatio
+            : storedLength == rawLength
+        guard lengthsAgree else { throw .lengthMismatch(expected: rawLength, actual: storedLength) }
         guard prefix.count >= headerSize + keyLength + spaceLength else { throw .truncated(length: prefix.count) }
         let keyBytes = UnsafeRawBufferPointer(rebasing: prefix[headerSize ..< headerSize + keyLength])
         let spaceBytes = UnsafeRawBufferPointer(rebasing: prefix[headerSize + keyLength ..< headerSize + keyLength + spaceLength])
@@ -73,15 +80,20 @@ extension EntryFile {
         )
     }
 
+    /// Checks the checksum of a whole file whose header `decodeHeader` accepted.
+    static func verifyChecksum(_ file: UnsafeRawBufferPointer) throws(Damage) {
+        let stored = file.loadUnaligned(fromByteOffset: Offset.checksum, as: UInt64.self)
+        guard UInt64(littleEndian: stored) == XXHash64.hash(UnsafeRawBufferPointer(rebasing: file[Offset.checksummed...])) else {
+            throw .checksumMismatch
+        }
+    }
+
     /// Checks a whole file (header, checksum, lengths) and returns its header and
     /// its payload, decompressed. Never traps on hostile input.
     /// - Complexity: O(n) in the file's length.
     static func decode(_ file: UnsafeRawBufferPointer) throws(Damage) -> (header: Header, payload: Data) {
         let header = try decodeHeader(file, fileLength: file.count)
-        let stored = file.loadUnaligned(fromByteOffset: Offset.checksum, as: UInt64.self)
-        guard UInt64(littleEndian: stored) == XXHash64.hash(UnsafeRawBufferPointer(rebasing: file[Offset.checksummed...])) else {
-            throw .checksumMismatch
-        }
+        try verifyChecksum(file)
         let source = UnsafeRawBufferPointer(rebasing: file[(file.count - header.storedLength)...])
         guard header.flags.contains(.compressed) else { return (header, Data(source)) }
         var payload = Data(count: header.rawLength)

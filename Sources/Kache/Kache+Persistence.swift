@@ -38,10 +38,14 @@ extension Kache {
     }
 
     private func writeManifest(to disk: DiskStore) throws {
-        let now = Timestamp(clock.now())
-        let (manifest, mark) = store.withLock { ($0.manifest(savedAt: now), $0.mutations) }
-        try disk.writeManifest(manifest.encoded())
-        disk.clearStaleMarker { store.withLock { $0.mutations == mark } }
+        try disk.withManifestWriter { () throws(KacheError) in
+            let now = Timestamp(clock.now())
+            let (manifest, mark) = store.withLock { ($0.manifest(savedAt: now), $0.mutations) }
+            try disk.writeManifest(manifest.encoded())
+            // Complete only if nothing changed since the snapshot and every file
+            // job it implies has run (in-flight changes are DiskStore's check).
+            disk.clearStaleMarker { store.withLock { $0.mutations == mark } && (writeBehind?.isIdle ?? true) }
+        }
     }
 
     /// Rebuilds the index from the manifest when it is current, else from the
@@ -49,6 +53,11 @@ extension Kache {
     /// deletes what expired meanwhile and trims key spaces to capacity.
     func restoreIndex() throws {
         guard let disk else { return }
+        // Not while a save takes its snapshot of the index being rebuilt.
+        try disk.withManifestWriter { () throws in try restoreIndex(from: disk) }
+    }
+
+    private func restoreIndex(from disk: DiskStore) throws {
         var manifest: Manifest?
         var damagedManifest = false
         if let bytes = try disk.readManifest() {
@@ -76,6 +85,7 @@ extension Kache {
             removals += state.makeRoom(forBytes: 0)
             return removals
         }
+        if !removals.isEmpty { disk.noteChange() }
         removals.forEach { persister?.delete($0) }
     }
 }

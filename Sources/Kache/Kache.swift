@@ -162,8 +162,7 @@ public final class Kache: Sendable {
 
     /// Removes every entry of every key space (the key spaces stay, empty).
     public func removeAll() {
-        let removals = store.withLock { $0.removeAll(space: nil) }
-        discard(removals)
+        changingFiles { discard(store.withLock { $0.removeAll(space: nil) }) }
     }
 
     /// Removes every entry whose time has passed, and their files.
@@ -172,9 +171,11 @@ public final class Kache: Sendable {
     @discardableResult
     public func sweep() -> Int {
         let now = Timestamp(clock.now())
-        let removals = store.withLock { $0.sweep(now: now) }
-        discard(removals)
-        return removals.count
+        return changingFiles {
+            let removals = store.withLock { $0.sweep(now: now) }
+            discard(removals)
+            return removals.count
+        }
     }
 
     /// Counts and sizes, as of now.
@@ -210,6 +211,10 @@ public final class Kache: Sendable {
     // MARK: - Shared paths of the top level, Pools and Queues
 
     func put(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
+        try changingFiles { try insert(data, key: key, space: ref, ttl: ttl) }
+    }
+
+    private func insert(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
         let space = ref.index
         try validate(key: key)
         try validate(value: data)
@@ -239,7 +244,6 @@ public final class Kache: Sendable {
             return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: file.bytes.count)
         }
         file.seal(sequence: insertion.sequence)
-        persister.disk.noteChange()
         let write = Persister.Write(space: space, key: key, name: name, file: file.bytes, rawSize: data.count, sequence: insertion.sequence)
         if let writeBehind {
             writeBehind.enqueue([.write(write)] + insertion.removals.map { .delete($0) })
@@ -273,14 +277,27 @@ public final class Kache: Sendable {
     }
 
     func removeEntry(space ref: KeySpace.Ref, key: String) {
-        guard let removal = store.withLock({ $0.remove(space: ref.index, key: key) }) else { return }
-        discard([removal])
+        changingFiles {
+            guard let removal = store.withLock({ $0.remove(space: ref.index, key: key) }) else { return }
+            discard([removal])
+        }
     }
 
-    /// Deletes the files of entries that left the index (in the background in `async`).
+    /// Runs `body`, an index change and the file work it implies, as one change
+    /// under way for `DiskStore`: the manifest is marked stale before the index
+    /// changes, and a concurrent `save()` does not call its manifest complete
+    /// until the files match. Every path that changes the index goes through here.
+    func changingFiles<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        guard let disk else { return try body() }
+        disk.beginChange()
+        defer { disk.endChange() }
+        return try body()
+    }
+
+    /// Deletes the files of entries that left the index (in the background in
+    /// `async`). Call inside `changingFiles`.
     func discard(_ removals: [Removal]) {
         guard let persister, !removals.isEmpty else { return }
-        persister.disk.noteChange()
         if let writeBehind {
             writeBehind.enqueue(removals.map { .delete($0) })
         } else {

@@ -51,7 +51,7 @@ extension Kache {
 
         /// Removes every key of this Pool.
         public func removeAll() {
-            cache.discard(cache.store.withLock { $0.removeAll(space: index) })
+            cache.changingFiles { cache.discard(cache.store.withLock { $0.removeAll(space: index) }) }
         }
 
         /// Keys held now (expired ones not yet swept included).
@@ -96,12 +96,14 @@ extension Kache {
             throw .invalidKeySpaceName(String(name.prefix(40)) + "…", reason: "it is \(name.utf8.count) bytes long; the limit is 255")
         }
         guard capacity > 0 else { throw .invalidCapacity(capacity) }
-        let (index, removals) = try store.withLock { state throws(KacheError) in
-            guard !state.isClosed else { throw .closed }
-            return try state.keySpace(named: name, kind: kind, capacity: capacity)
+        return try changingFiles { () throws(KacheError) -> Int in
+            let (index, removals) = try store.withLock { state throws(KacheError) in
+                guard !state.isClosed else { throw .closed }
+                return try state.keySpace(named: name, kind: kind, capacity: capacity)
+            }
+            discard(removals)
+            return index
         }
-        discard(removals)
-        return index
     }
 }
 

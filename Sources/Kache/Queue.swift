@@ -51,7 +51,7 @@ extension Kache {
 
         /// Removes every item.
         public func removeAll() {
-            cache.discard(cache.store.withLock { $0.removeAll(space: index) })
+            cache.changingFiles { cache.discard(cache.store.withLock { $0.removeAll(space: index) }) }
         }
 
         /// Counts of this Queue.
@@ -87,6 +87,10 @@ extension Kache {
     }
 
     func pop(space ref: KeySpace.Ref, remove: Bool) -> Data? {
+        changingFiles { takeOldest(space: ref, remove: remove) }
+    }
+
+    private func takeOldest(space ref: KeySpace.Ref, remove: Bool) -> Data? {
         let space = ref.index
         while true {
             let now = Timestamp(clock.now())

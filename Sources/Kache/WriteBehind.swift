@@ -68,6 +68,9 @@ final class WriteBehind: Sendable {
         finished.wait()
     }
 
+    /// Whether no job is queued or running.
+    var isIdle: Bool { queue.withLock { $0.jobs.isEmpty && $0.inFlight == 0 } }
+
     /// Jobs waiting to run.
     var pendingCount: Int { queue.withLock { $0.jobs.count } }
 
