@@ -1,0 +1,127 @@
+/// The directives of a `Cache-Control` header field (RFC 9111 section 5.2)
+/// that a private client cache acts on, parsed from a request or a response.
+///
+/// Directive names are case-insensitive; values may be tokens or quoted
+/// strings (which may contain commas). When a directive appears twice, the
+/// first occurrence counts (RFC 9111 section 4.2.1).
+struct CacheControl: Sendable, Equatable {
+    /// `max-age=N`: fresh for N seconds (response), or no older than N seconds (request).
+    /// A value that is not a number reads as 0, so the response is stale
+    /// (RFC 9111 section 4.2.1 encourages exactly that).
+    var maxAge: Int?
+    /// `s-maxage=N`, for shared caches only: parsed, and ignored by this private cache.
+    var sharedMaxAge: Int?
+    /// `no-store`: never store the response (or, on a request, neither use nor store one).
+    var noStore = false
+    /// `no-cache`: a stored response must be revalidated before each use. The
+    /// field-qualified form (`no-cache="Set-Cookie"`) is treated as unqualified.
+    var noCache = false
+    /// `must-revalidate`: once stale, the response must not be used without
+    /// revalidation, not even when the server can't be reached.
+    var mustRevalidate = false
+    /// `private`: only a private cache (this one) may store the response.
+    var isPrivate = false
+    /// `public`: any cache may store the response.
+    var isPublic = false
+    /// `stale-if-error=N` (RFC 5861): the response may be used for N seconds
+    /// after it becomes stale when the server can't be reached or answers with an error.
+    var staleIfError: Int?
+
+    /// The largest delta-seconds value; larger ones saturate (RFC 9111 section 1.2.2).
+    static let deltaSecondsLimit = 2_147_483_648
+
+    /// Parses a `Cache-Control` field value; nil or empty yields no directives.
+    init(_ fieldValue: String?) {
+        var seen = Set<String>()
+        for (name, value) in CacheControl.directives(in: fieldValue ?? "") {
+            guard seen.insert(name).inserted else { continue }
+            switch name {
+            case "max-age": maxAge = CacheControl.deltaSeconds(value) ?? 0
+            case "s-maxage": sharedMaxAge = CacheControl.deltaSeconds(value) ?? 0
+            case "no-store": noStore = true
+            case "no-cache": noCache = true
+            case "must-revalidate": mustRevalidate = true
+            case "private": isPrivate = true
+            case "public": isPublic = true
+            case "stale-if-error": staleIfError = CacheControl.deltaSeconds(value)
+            default: break
+            }
+        }
+    }
+
+    /// A delta-seconds value: ASCII digits only, saturated at 2^31; nil otherwise.
+    static func deltaSeconds(_ text: String?) -> Int? {
+        guard let text, !text.isEmpty, text.utf8.allSatisfy({ (0x30 ... 0x39).contains($0) }) else { return nil }
+        let significant = text.drop { $0 == "0" }
+        guard significant.count <= 10 else { return deltaSecondsLimit }
+        return min(Int(significant) ?? 0, deltaSecondsLimit)
+    }
+
+    /// Splits a field value into lowercased directive names and their
+    /// (unquoted) values, keeping commas inside quoted strings.
+    static func directives(in fieldValue: String) -> [(name: String, value: String?)] {
+        var result: [(String, String?)] = []
+        var current = ""
+        var inQuotes = false
+        var escaped = false
+        var pieces: [String] = []
+        for character in fieldValue {
+            if escaped {
+                current.append(character)
+                escaped = false
+            } else if inQuotes, character == "\\" {
+                current.append(character)
+                escaped = true
+            } else if character == "\"" {
+                current.append(character)
+                inQuotes.toggle()
+            } else if character == ",", !inQuotes {
+                pieces.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        pieces.append(current)
+        for piece in pieces {
+            let trimmed = piece.trimmingHTTPWhitespace
+            guard !trimmed.isEmpty else { continue }
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                result.append((trimmed.lowercased(), nil))
+                continue
+            }
+            let name = String(trimmed[..<equals]).trimmingHTTPWhitespace.lowercased()
+            let raw = String(trimmed[trimmed.index(after: equals)...]).trimmingHTTPWhitespace
+            result.append((name, unquoted(raw)))
+        }
+        return result
+    }
+
+    /// The content of a quoted string (backslash escapes resolved), or `text` itself.
+    private static func unquoted(_ text: String) -> String {
+        guard text.count >= 2, text.first == "\"", text.last == "\"" else { return text }
+        var result = ""
+        var escaped = false
+        for character in text.dropFirst().dropLast() {
+            if escaped {
+                result.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+}
+
+extension StringProtocol {
+    /// The string without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    var trimmingHTTPWhitespace: String {
+        let isWhitespace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let start = firstIndex(where: { !isWhitespace($0) }) else { return "" }
+        let end = lastIndex(where: { !isWhitespace($0) })!
+        return String(self[start ... end])
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A stored response: status, header fields and body together in one cache
+/// entry, with the times its freshness is computed from.
+///
+/// The cache engine never returns an expired entry, so the engine's TTL is
+/// the time this record is *kept* (fresh, then stale but still useful for
+/// revalidation or `stale-if-error`); whether it is *fresh* is decided here,
+/// from ``freshUntil``.
+struct CachedResponse: Sendable, Equatable {
+    /// The full cache key (method, URL, varying request fields); compared on
+    /// every read, so an over-long key shortened to a hash can't return another URL's response.
+    var key: String
+    /// The URL the response answered.
+    var url: URL
+    /// The HTTP status code.
+    var status: Int
+    /// The response's header fields (hop-by-hop ones excluded).
+    var headers: HeaderFields
+    /// When the request that produced this response (or its last `304`) was sent.
+    var requestTime: Date
+    /// When that response arrived.
+    var responseTime: Date
+    /// The age it had on arrival, in seconds (RFC 9111 `corrected_initial_age`).
+    var initialAge: TimeInterval
+    /// The instant it stops being fresh: response time + lifetime − initial age.
+    var freshUntil: Date
+    /// The body.
+    var body: Data
+
+    /// A record of a response that just arrived, its freshness computed from
+    /// its headers and the policy.
+    init(
+        key: String, url: URL, status: Int, headers: HeaderFields, body: Data,
+        requestTime: Date, responseTime: Date, policy: CachePolicy
+    ) {
+        self.key = key
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        let directives = CacheControl(headers["Cache-Control"])
+        initialAge = Freshness.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
+        let lifetime = Freshness.lifetime(headers: headers, directives: directives, responseTime: responseTime, policy: policy)
+        freshUntil = responseTime.addingTimeInterval(lifetime - initialAge)
+    }
+
+    /// A record from its stored fields, as decoded.
+    init(
+        key: String, url: URL, status: Int, headers: HeaderFields, body: Data,
+        requestTime: Date, responseTime: Date, initialAge: TimeInterval, freshUntil: Date
+    ) {
+        self.key = key
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.initialAge = initialAge
+        self.freshUntil = freshUntil
+    }
+
+    // MARK: - Freshness
+
+    /// The response's `Cache-Control` directives.
+    var directives: CacheControl { CacheControl(headers["Cache-Control"]) }
+
+    /// Whether a conditional request can revalidate it (it has an `ETag` or a `Last-Modified`).
+    var hasValidator: Bool { headers["ETag"] != nil || headers["Last-Modified"] != nil }
+
+    /// Its age at `now`, in seconds: the initial age plus the time since it arrived.
+    func age(at now: Date) -> TimeInterval {
+        initialAge + max(0, now.timeIntervalSince(responseTime))
+    }
+
+    /// Whether it may be used at `now` without asking the server.
+    func isFresh(at now: Date) -> Bool {
+        now < freshUntil && !directives.noCache
+    }
+
+    /// Whether it may stand in for a failed request at `now` (`stale-if-error`).
+    func canServeStale(at now: Date, policy: CachePolicy) -> Bool {
+        guard let window = policy.staleIfErrorWindow(directives) else { return false }
+        return now.timeIntervalSince(freshUntil) <= window
+    }
+
+    /// How long the cache engine should keep it from `now`: the rest of its
+    /// freshness, plus the longer of its `stale-if-error` window and (when it has
+    /// a validator) the policy's revalidation window. Nil when it is useless from now on.
+    func retention(at now: Date, policy: CachePolicy) -> Duration? {
+        let fresh = max(0, freshUntil.timeIntervalSince(now))
+        var stale = policy.staleIfErrorWindow(directives) ?? 0
+        if hasValidator { stale = max(stale, policy.revalidationWindow.seconds) }
+        let total = fresh + stale
+        guard total > 0 else { return nil }
+        // A century is forever for a cache, and keeps the value far from Duration's limits.
+        return .seconds(min(total, 100 * 365 * 86_400))
+    }
+
+    // MARK: - Updating and serving
+
+    /// This record after a `304 Not Modified`: the `304`'s header fields
+    /// replace the stored ones (RFC 9111 section 4.3.4), and freshness is
+    /// computed anew from the merged fields and the new request and response times.
+    ///
+    /// `Date` and `Age` describe the `304` itself, so they come from it alone:
+    /// the stored response's would make the refreshed one look old from the start.
+    func refreshed(by notModified: HeaderFields, requestTime: Date, responseTime: Date, policy: CachePolicy) -> CachedResponse {
+        var merged = headers.updated(by: notModified)
+        merged["Date"] = notModified["Date"]
+        merged["Age"] = notModified["Age"]
+        return CachedResponse(
+            key: key, url: url, status: status, headers: merged, body: body,
+            requestTime: requestTime, responseTime: responseTime, policy: policy
+        )
+    }
+
+    /// The response as the caller sees it, with an `Age` field giving its
+    /// current age in whole seconds (RFC 9111 section 5.1).
+    func httpResponse(at now: Date) -> HTTPURLResponse {
+        var fields = headers
+        fields["Age"] = String(Int(age(at: now).rounded(.down)))
+        // Foundation returns nil only for a malformed URL, which a stored response never has.
+        return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields.dictionary)!
+    }
+
+    // MARK: - Storage rules
+
+    /// Whether a response may be stored at all (RFC 9111 section 3, for a
+    /// private cache): its status is one the policy caches, and neither the
+    /// request nor the response says `no-store`. `private` and `public` both
+    /// allow a private cache to store.
+    static func isStorable(status: Int, response: CacheControl, request: CacheControl, policy: CachePolicy) -> Bool {
+        policy.cacheableStatusCodes.contains(status) && !response.noStore && !request.noStore
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Kache
+
+/// Where a ``CachingClient`` keeps its entries: the cache's top level or a
+/// Pool, through the engine's public API only. It knows the entry layout
+/// (``StoredEntry``) and the two-step lookup of varying responses; it knows
+/// nothing of HTTP's freshness rules.
+struct ResponseStore: Sendable {
+    let cache: Kache
+    let pool: Kache.Pool?
+
+    /// What a lookup found for a request.
+    struct Lookup {
+        /// The key the request's response lives under, as far as is known: the
+        /// variant's key when the URL has a vary index, else the primary key.
+        var key: CacheKey
+        /// The stored response, or nil.
+        var response: CachedResponse?
+    }
+
+    /// Finds the stored response for a request with primary key `primary`;
+    /// `value` gives the request's field values (for `Vary`).
+    func lookup(_ primary: CacheKey, value: (String) -> String?) -> Lookup {
+        switch read(primary) {
+        case let .response(response)?:
+            return Lookup(key: primary, response: response)
+        case let .varyIndex(index)?:
+            let variant = primary.variant(of: index, value: value)
+            guard case let .response(response)? = read(variant) else { return Lookup(key: variant, response: nil) }
+            return Lookup(key: variant, response: response)
+        case nil:
+            return Lookup(key: primary, response: nil)
+        }
+    }
+
+    /// Stores `response` for a request with primary key `primary`, for as long
+    /// as it is useful from `now`. With varying fields it goes under its
+    /// variant's key and the primary key holds the vary index.
+    /// - Returns: false when the response is useless from now on and was not stored.
+    /// - Throws: the engine's error (value too large, disk full…).
+    func save(
+        _ response: CachedResponse, primary: CacheKey, varyingFields: [String],
+        value: (String) -> String?, now: Date, policy: CachePolicy
+    ) throws -> Bool {
+        guard let ttl = response.retention(at: now, policy: policy) else { return false }
+        var response = response
+        guard !varyingFields.isEmpty else {
+            response.key = primary.full
+            try write(.response(response), key: primary, ttl: ttl)
+            return true
+        }
+        let keepUntil = now.addingTimeInterval(ttl.seconds)
+        var index: VaryIndex
+        if case let .varyIndex(existing)? = read(primary), existing.fields == varyingFields {
+            index = existing
+            index.keepUntil = max(index.keepUntil, keepUntil.timeIntervalSince1970)
+        } else {
+            index = VaryIndex(key: primary.full, fields: varyingFields, keepUntil: keepUntil)
+        }
+        let variant = primary.variant(of: index, value: value)
+        response.key = variant.full
+        try write(.response(response), key: variant, ttl: ttl)
+        let indexTTL = max(index.keepUntil - now.timeIntervalSince1970, ttl.seconds)
+        try write(.varyIndex(index), key: primary, ttl: .seconds(indexTTL))
+        return true
+    }
+
+    /// Removes the entry under `key` (a primary key's removal makes every
+    /// variant unreachable: a new index gets a new token).
+    func remove(_ key: CacheKey) {
+        let storageKey = key.storageKey(limit: cache.configuration.maximumKeyLength)
+        if let pool { pool.removeValue(forKey: storageKey) } else { cache.removeValue(forKey: storageKey) }
+    }
+
+    // MARK: - Entries
+
+    /// The entry under `key`, or nil. An entry that does not decode, or whose
+    /// stored key differs (a hash collision of shortened keys), reads as nil;
+    /// one that does not decode is removed.
+    private func read(_ key: CacheKey) -> StoredEntry? {
+        let storageKey = key.storageKey(limit: cache.configuration.maximumKeyLength)
+        let bytes = pool.map { $0.data(forKey: storageKey) } ?? cache.data(forKey: storageKey)
+        guard let bytes else { return nil }
+        guard let entry = try? StoredEntry(decoding: bytes) else {
+            remove(key)
+            return nil
+        }
+        switch entry {
+        case let .response(response) where response.key == key.full: return entry
+        case let .varyIndex(index) where index.key == key.full: return entry
+        default: return nil
+        }
+    }
+
+    private func write(_ entry: StoredEntry, key: CacheKey, ttl: Duration) throws {
+        let storageKey = key.storageKey(limit: cache.configuration.maximumKeyLength)
+        let bytes = try entry.encoded()
+        if let pool { try pool.set(bytes, forKey: storageKey, ttl: ttl) } else { try cache.set(bytes, forKey: storageKey, ttl: ttl) }
+    }
+}

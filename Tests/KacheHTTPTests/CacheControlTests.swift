@@ -1,0 +1,52 @@
+import Testing
+@testable import KacheHTTP
+
+@Suite struct CacheControlTests {
+    @Test func directivesAreCaseInsensitiveAndCommaSeparated() {
+        let directives = CacheControl("Max-Age=60, NO-CACHE ,must-revalidate,private, public, s-maxage=5, stale-if-error=30")
+        #expect(directives.maxAge == 60)
+        #expect(directives.noCache)
+        #expect(directives.mustRevalidate)
+        #expect(directives.isPrivate)
+        #expect(directives.isPublic)
+        #expect(directives.sharedMaxAge == 5)
+        #expect(directives.staleIfError == 30)
+        #expect(!directives.noStore)
+    }
+
+    @Test func noHeaderMeansNoDirectives() {
+        #expect(CacheControl(nil) == CacheControl(""))
+        #expect(CacheControl(nil).maxAge == nil)
+        #expect(!CacheControl(" , ,").noStore)
+    }
+
+    @Test func commasInsideQuotedValuesDoNotSplitDirectives() {
+        let directives = CacheControl(#"private="Set-Cookie, X-Token", max-age="7", no-store"#)
+        #expect(directives.isPrivate)
+        #expect(directives.maxAge == 7)
+        #expect(directives.noStore)
+        #expect(CacheControl.directives(in: #"x="a\"b,c", y"#).map(\.name) == ["x", "y"])
+        #expect(CacheControl.directives(in: #"x="a\"b,c""#).first?.value == #"a"b,c"#)
+    }
+
+    @Test func theFirstOfTwoMaxAgesCounts() {
+        #expect(CacheControl("max-age=10, max-age=20").maxAge == 10)
+    }
+
+    @Test func anInvalidMaxAgeMakesTheResponseStale() {
+        #expect(CacheControl("max-age=abc").maxAge == 0)
+        #expect(CacheControl("max-age=-5").maxAge == 0)
+        #expect(CacheControl("max-age").maxAge == 0)
+        #expect(CacheControl("stale-if-error=soon").staleIfError == nil)
+    }
+
+    @Test func hugeDeltaSecondsSaturateAtTwoToThe31() {
+        #expect(CacheControl("max-age=99999999999999999999999").maxAge == 2_147_483_648)
+        #expect(CacheControl("max-age=2147483649").maxAge == 2_147_483_648)
+        #expect(CacheControl("max-age=000000000000042").maxAge == 42)
+    }
+
+    @Test func qualifiedNoCacheCountsAsNoCache() {
+        #expect(CacheControl(#"no-cache="Set-Cookie""#).noCache)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Kache
+import Testing
+@testable import KacheHTTP
+
+/// Freshness from the response headers, against the real server: a fresh
+/// response is answered without a request; a stale one goes to the server.
+@Suite struct FreshnessRulesTests {
+    @Test func maxAgeResponseIsServedWithoutARequestUntilItIsStale() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/max-age?cc=max-age%3D60"
+        let first = try await f.get(path)
+        #expect(first.source == .network)
+        try await f.advance(by: 30)
+        let second = try await f.get(path)
+        #expect(second.source == .cache)
+        #expect(second.data == first.data)
+        #expect(second.response.statusCode == 200)
+        #expect((30 ... 31).contains(Int(second.response.value(forHTTPHeaderField: "Age") ?? "") ?? -1))
+        #expect(try await f.server.requestCount("/r/max-age") == 1)
+
+        try await f.advance(by: 31)
+        let third = try await f.get(path)
+        #expect(third.source == .network)
+        #expect(HTTPFixture.text(third).contains("count=2"))
+        #expect(try await f.server.requestCount("/r/max-age") == 2)
+        let stats = f.client.statistics
+        #expect(stats.freshHits == 1)
+        #expect(stats.misses == 2)
+        #expect(stats.bytesSaved == UInt64(first.data.count))
+    }
+
+    @Test func sharedMaxAgeIsIgnoredByAPrivateCache() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        _ = try await f.get("/r/shared?cc=s-maxage%3D600")
+        let second = try await f.get("/r/shared?cc=s-maxage%3D600")
+        #expect(second.source == .network)
+        #expect(try await f.server.requestCount("/r/shared") == 2)
+
+        // With max-age beside it, max-age alone decides.
+        _ = try await f.get("/r/both?cc=s-maxage%3D0,%20max-age%3D60")
+        #expect(try await f.get("/r/both?cc=s-maxage%3D0,%20max-age%3D60").source == .cache)
+        #expect(try await f.server.requestCount("/r/both") == 1)
+    }
+
+    @Test func expiresCountsFromTheServersDateNotTheClientsClock() async throws {
+        // The client's clock is 1000 s behind the server's: Expires − now would
+        // give 1060 s; Expires − Date gives the intended 60 s.
+        let f = try HTTPFixture(clockOffset: .seconds(-1000))
+        defer { f.stop() }
+        let path = "/r/expires?expires_delta=60"
+        _ = try await f.get(path)
+        try await f.advance(by: 50)
+        #expect(try await f.get(path).source == .cache)
+        try await f.advance(by: 12)
+        #expect(try await f.get(path).source == .network)
+        #expect(try await f.server.requestCount("/r/expires") == 2)
+    }
+
+    @Test func anInvalidExpiresMeansAlreadyExpired() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        _ = try await f.get("/r/bad-expires?expires=0")
+        #expect(try await f.get("/r/bad-expires?expires=0").source == .network)
+        #expect(try await f.server.requestCount("/r/bad-expires") == 2)
+    }
+
+    @Test func aDateInThePastCountsTowardsTheAge() async throws {
+        // Date says the response left the server 40 s ago: 20 of its 60 s remain.
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/old-date?cc=max-age%3D60&date_offset=-40"
+        _ = try await f.get(path)
+        try await f.advance(by: 15)
+        #expect(try await f.get(path).source == .cache)
+        try await f.advance(by: 7)
+        #expect(try await f.get(path).source == .network)
+    }
+
+    @Test func theAgeHeaderCountsTowardsTheAge() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/aged?cc=max-age%3D60&age=50"
+        _ = try await f.get(path)
+        try await f.advance(by: 5)
+        let hit = try await f.get(path)
+        #expect(hit.source == .cache)
+        #expect((55 ... 56).contains(Int(hit.response.value(forHTTPHeaderField: "Age") ?? "") ?? -1))
+        try await f.advance(by: 6)
+        #expect(try await f.get(path).source == .network)
+    }
+
+    @Test func heuristicFreshnessIsOffByDefault() async throws {
+        // Only Last-Modified: stale at once, so every use is revalidated.
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/heuristic?lm_age=10000"
+        #expect(try await f.get(path).source == .network)
+        #expect(try await f.get(path).source == .revalidated)
+        #expect(try await f.server.requestCount("/r/heuristic") == 2)
+    }
+
+    @Test func heuristicFreshnessWhenEnabledIsAFractionOfTheLastModifiedAgeWithinItsLimit() async throws {
+        let f = try HTTPFixture(policy: CachePolicy(heuristicFreshness: .fractionOfAge(0.1, limit: .seconds(500))))
+        defer { f.stop() }
+        // 10 % of 10,000 s is 1,000 s, capped at 500 s.
+        let path = "/r/heuristic?lm_age=10000"
+        _ = try await f.get(path)
+        try await f.advance(by: 490)
+        #expect(try await f.get(path).source == .cache)
+        try await f.advance(by: 12)
+        #expect(try await f.get(path).source == .revalidated)
+        #expect(try await f.server.requestCount("/r/heuristic") == 2)
+    }
+}

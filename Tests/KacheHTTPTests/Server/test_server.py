@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""A scripted HTTP server for the KacheHTTP tests.
+
+Binds 127.0.0.1 on a free port and prints "<port> <pid>" as its first line
+of output (the pid is this interpreter's own, which may differ from the
+launched process's when python3 is a wrapper script such as a pyenv shim). Every path except the control ones answers according to its query:
+
+  status=N          the status code (default 200)
+  cc=VALUE          Cache-Control
+  cc_v2=VALUE       Cache-Control from version 2 on (see /__bump)
+  etag=auto|VALUE   ETag; auto is "v<version>" (the version starts at 1, see /__bump)
+  lm_age=N          Last-Modified: N seconds before the server started, plus
+                    1000 seconds per version after the first
+  date_offset=N     Date: now + N seconds (default: now)
+  expires_delta=N   Expires: Date + N seconds
+  expires=VALUE     Expires, verbatim
+  age=N             Age
+  vary=VALUE        Vary
+  echo=NAME         the body includes the request's NAME field
+  fail_after=N      requests after the N-th answer 503
+  header=NAME:VALUE an extra response field (repeatable)
+  size=N            the body is padded to at least N bytes
+
+A request whose If-None-Match matches the ETag (or, without an ETag, whose
+If-Modified-Since is not before Last-Modified) gets a 304 with the same fields
+and no body. Every response has X-Request-Count: the requests to that path so far.
+
+Control paths:
+  /__stats?path=P   JSON {"count": requests to P, "last": the last request's fields (lowercased)}
+  /__bump?path=P    a new version of P (new ETag and Last-Modified)
+  /__advance?seconds=N  moves the server's clock (its Date and Expires fields)
+                    N seconds forward, as the tests move their client's clock
+
+The server exits after --idle-timeout seconds without a request, when the
+process --owner-pid (default: its parent) goes away, or when it is terminated.
+"""
+
+import argparse
+import email.utils
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+STARTED = time.time()
+LOCK = threading.Lock()
+COUNTS = {}
+LAST_FIELDS = {}
+VERSIONS = {}
+LAST_ACTIVITY = [time.monotonic()]
+CLOCK_OFFSET = [0.0]
+
+
+def http_date(seconds):
+    return email.utils.formatdate(seconds, usegmt=True)
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "KacheHTTPTestServer"
+
+    def log_message(self, format, *args):
+        pass
+
+    def do_GET(self):
+        self.handle_any()
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        self.handle_any()
+
+    def do_PUT(self):
+        self.do_POST()
+
+    def do_DELETE(self):
+        self.handle_any()
+
+    def handle_any(self):
+        LAST_ACTIVITY[0] = time.monotonic()
+        url = urlsplit(self.path)
+        query = parse_qs(url.query, keep_blank_values=True)
+        if url.path == "/__stats":
+            path = query.get("path", [""])[0]
+            with LOCK:
+                answer = {"count": COUNTS.get(path, 0), "last": LAST_FIELDS.get(path, {})}
+            return self.reply(200, [("Content-Type", "application/json")], json.dumps(answer).encode())
+        if url.path == "/__advance":
+            with LOCK:
+                CLOCK_OFFSET[0] += float(query.get("seconds", ["0"])[0])
+                answer = {"offset": CLOCK_OFFSET[0]}
+            return self.reply(200, [("Content-Type", "application/json")], json.dumps(answer).encode())
+        if url.path == "/__bump":
+            path = query.get("path", [""])[0]
+            with LOCK:
+                VERSIONS[path] = VERSIONS.get(path, 1) + 1
+                answer = {"version": VERSIONS[path]}
+            return self.reply(200, [("Content-Type", "application/json")], json.dumps(answer).encode())
+        with LOCK:
+            count = COUNTS.get(url.path, 0) + 1
+            COUNTS[url.path] = count
+            LAST_FIELDS[url.path] = {name.lower(): value for name, value in self.headers.items()}
+            version = VERSIONS.get(url.path, 1)
+        self.scripted(url.path, query, count, version)
+
+    def scripted(self, path, query, count, version):
+        def one(name):
+            values = query.get(name)
+            return values[0] if values else None
+
+        now = time.time() + CLOCK_OFFSET[0]
+        date = now + float(one("date_offset") or 0)
+        fields = [("Date", http_date(date)), ("X-Request-Count", str(count))]
+        cache_control = one("cc")
+        if version >= 2 and one("cc_v2") is not None:
+            cache_control = one("cc_v2")
+        if cache_control is not None:
+            fields.append(("Cache-Control", cache_control))
+        etag = one("etag")
+        if etag == "auto":
+            etag = '"v%d"' % version
+        if etag is not None:
+            fields.append(("ETag", etag))
+        last_modified = None
+        if one("lm_age") is not None:
+            last_modified = int(STARTED - float(one("lm_age")) + (version - 1) * 1000)
+            fields.append(("Last-Modified", http_date(last_modified)))
+        if one("expires_delta") is not None:
+            fields.append(("Expires", http_date(date + float(one("expires_delta")))))
+        if one("expires") is not None:
+            fields.append(("Expires", one("expires")))
+        if one("age") is not None:
+            fields.append(("Age", one("age")))
+        if one("vary") is not None:
+            fields.append(("Vary", one("vary")))
+        for extra in query.get("header", []):
+            name, _, value = extra.partition(":")
+            fields.append((name, value))
+
+        fail_after = one("fail_after")
+        if fail_after is not None and count > int(fail_after):
+            return self.reply(503, [("Date", http_date(now)), ("X-Request-Count", str(count))], b"unavailable")
+
+        if self.command == "GET" and self.not_modified(etag, last_modified):
+            return self.reply(304, fields, b"")
+
+        body = "path=%s count=%d version=%d" % (path, count, version)
+        echo = one("echo")
+        if echo is not None:
+            body += " %s=%s" % (echo.lower(), self.headers.get(echo, "<none>"))
+        data = body.encode()
+        size = int(one("size") or 0)
+        if len(data) < size:
+            data += b"." * (size - len(data))
+        status = int(one("status") or 200)
+        if status in (204, 304):
+            data = b""
+        self.reply(status, fields + [("Content-Type", "text/plain")], data)
+
+    def not_modified(self, etag, last_modified):
+        if_none_match = self.headers.get("If-None-Match")
+        if etag is not None and if_none_match is not None:
+            tags = [tag.strip() for tag in if_none_match.split(",")]
+            return etag in tags or "*" in tags
+        if_modified_since = self.headers.get("If-Modified-Since")
+        if last_modified is not None and if_modified_since is not None:
+            try:
+                since = email.utils.parsedate_to_datetime(if_modified_since).timestamp()
+            except (TypeError, ValueError):
+                return False
+            return last_modified <= since
+        return False
+
+    def reply(self, status, fields, body):
+        self.send_response_only(status)
+        for name, value in fields:
+            self.send_header(name, value)
+        if status not in (204, 304):
+            self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if body and self.command != "HEAD":
+            self.wfile.write(body)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def watch(server, idle_timeout, owner):
+    while True:
+        time.sleep(0.2)
+        if time.monotonic() - LAST_ACTIVITY[0] > idle_timeout or not alive(owner):
+            server.shutdown()
+            return
+
+
+def main():
+    # A process launched from a test runner may inherit SIGTERM blocked or
+    # ignored; the tests stop the server with it, so restore the default.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    parser = argparse.ArgumentParser(description="Scripted HTTP server for the KacheHTTP tests")
+    parser.add_argument("--idle-timeout", type=float, default=30.0)
+    parser.add_argument("--owner-pid", type=int, default=os.getppid())
+    arguments = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    print(server.server_address[1], os.getpid(), flush=True)
+    threading.Thread(target=watch, args=(server, arguments.idle_timeout, arguments.owner_pid), daemon=True).start()
+    try:
+        server.serve_forever(poll_interval=0.1)
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+import Foundation
+import Kache
+import Testing
+@testable import KacheHTTP
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What is stored, where, and what removes it.
+@Suite struct StorageRulesTests {
+    @Test func noStoreResponsesNeverReachTheDisk() async throws {
+        let f = try HTTPFixture(onDisk: true)
+        defer { f.stop() }
+        for _ in 0 ..< 2 {
+            #expect(try await f.get("/r/secret?cc=no-store,%20max-age%3D60&size=4000").source == .network)
+        }
+        // A request's own no-store keeps even a cacheable response out.
+        _ = try await f.get("/r/private-request?cc=max-age%3D60", fields: ["Cache-Control": "no-store"])
+        #expect(try await f.server.requestCount("/r/secret") == 2)
+        #expect(f.entryFiles().isEmpty)
+        #expect(f.cache.statistics.entries == 0)
+
+        // The same check sees a stored response's file, in objects/.
+        _ = try await f.get("/r/public?cc=max-age%3D60")
+        let files = f.entryFiles()
+        #expect(files.count == 1)
+        #expect(files.allSatisfy { $0.contains("/objects/") })
+    }
+
+    @Test(arguments: [(200, true), (203, true), (204, true), (300, true), (404, true), (410, true),
+                      (201, false), (403, false), (500, false)])
+    func onlyTheDefaultStatusCodesAreStored(status: Int, stored: Bool) async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/status?status=\(status)&cc=max-age%3D60"
+        let first = try await f.get(path)
+        #expect(first.response.statusCode == status)
+        let second = try await f.get(path)
+        #expect(second.source == (stored ? .cache : .network))
+        #expect(second.response.statusCode == status)
+        #expect(try await f.server.requestCount("/r/status") == (stored ? 1 : 2))
+    }
+
+    @Test func statusHeadersAndBodySurviveReopeningTheCache() async throws {
+        let f = try HTTPFixture(onDisk: true)
+        defer { f.stop() }
+        let path = "/r/durable?status=404&cc=max-age%3D60&header=X-Kind:gone"
+        let first = try await f.get(path)
+        try f.cache.close()
+
+        let directory = try #require(f.directory)
+        let reopened = try Kache(directory: directory, configuration: Kache.Configuration(durability: .sync, clock: f.clock))
+        defer { try? reopened.close() }
+        let client = CachingClient(cache: reopened, session: HTTPFixture.session())
+        let (data, response) = try await client.data(from: f.server.url(path))
+        #expect(client.statistics.freshHits == 1)
+        #expect(data == first.data)
+        #expect(response.statusCode == 404)
+        #expect(response.value(forHTTPHeaderField: "X-Kind") == "gone")
+        #expect(response.value(forHTTPHeaderField: "Content-Type") == "text/plain")
+        #expect(try await f.server.requestCount("/r/durable") == 1)
+    }
+
+    @Test func aSuccessfulUnsafeRequestRemovesTheStoredResponse() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/resource?cc=max-age%3D60"
+        _ = try await f.get(path)
+        #expect(try await f.get(path).source == .cache)
+
+        var post = URLRequest(url: f.server.url(path))
+        post.httpMethod = "POST"
+        post.httpBody = Data("change".utf8)
+        let (_, response) = try await f.client.data(for: post)
+        #expect(response.statusCode == 200)
+        #expect(try await f.server.requestCount("/r/resource") == 2)
+
+        #expect(try await f.get(path).source == .network)
+        #expect(try await f.server.requestCount("/r/resource") == 3)
+    }
+
+    @Test func aResponseThatMayNotBeStoredRemovesTheStoredOne() async throws {
+        // Version 1 may be served stale for 10 minutes; version 2 says no-store.
+        // After version 2 arrives, a failing server must not bring version 1 back.
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/flip?cc=max-age%3D10,%20stale-if-error%3D600&cc_v2=no-store&fail_after=2"
+        _ = try await f.get(path)
+        try await f.advance(by: 11)
+        try await f.server.bump("/r/flip")
+        let second = try await f.get(path)
+        #expect(second.source == .network)
+        #expect(HTTPFixture.text(second).contains("version=2"))
+        let third = try await f.get(path)
+        #expect(third.source == .network)
+        #expect(third.response.statusCode == 503)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Kache
+@testable import KacheHTTP
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A running test server, a cache on a manual clock set to the real time (the
+/// server's `Date` fields are real), and a client over both.
+///
+/// ```swift
+/// let fixture = try HTTPFixture()
+/// defer { fixture.stop() }
+/// _ = try await fixture.get("/r/a?cc=max-age%3D60")
+/// try await fixture.advance(by: 61)
+/// ```
+struct HTTPFixture {
+    let server: TestServer
+    let clock: ManualClock
+    let cache: Kache
+    let client: CachingClient
+    let directory: URL?
+
+    /// - Parameters:
+    ///   - onDisk: a cache directory in `sync` durability (removed by ``stop()``),
+    ///     else an in-memory cache.
+    ///   - clockOffset: how far the client's clock is from the real time (the server's).
+    ///   - policy: the client's policy; `makePolicy` builds it from the cache (for a Pool).
+    init(
+        onDisk: Bool = false, clockOffset: Duration = .zero,
+        policy: CachePolicy = CachePolicy(), makePolicy: ((Kache) throws -> CachePolicy)? = nil
+    ) throws {
+        server = try TestServer()
+        clock = ManualClock(Date())
+        clock.advance(by: clockOffset)
+        do {
+            if onDisk {
+                let directory = FileManager.default.temporaryDirectory
+                    .appendingPathComponent("kache-http-test-\(UUID().uuidString.prefix(8))", isDirectory: true)
+                self.directory = directory
+                cache = try Kache(directory: directory, configuration: Kache.Configuration(durability: .sync, clock: clock))
+            } else {
+                directory = nil
+                cache = try Kache(inMemory: Kache.Configuration(clock: clock))
+            }
+            client = CachingClient(cache: cache, session: HTTPFixture.session(), policy: try makePolicy?(cache) ?? policy)
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    /// A session without URLCache and with short timeouts: everything is local.
+    static func session() -> URLSession {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 10
+        return CachingClient.makeSession(configuration: configuration)
+    }
+
+    /// Moves time forward for both sides: the client's clock and the server's
+    /// `Date`, as real time would.
+    func advance(by seconds: Int) async throws {
+        clock.advance(by: .seconds(seconds))
+        try await server.advance(by: seconds)
+    }
+
+    /// A GET of `pathAndQuery` through the client.
+    func get(_ pathAndQuery: String, fields: [String: String] = [:]) async throws -> CachingClient.Response {
+        var request = URLRequest(url: server.url(pathAndQuery))
+        for (name, value) in fields { request.setValue(value, forHTTPHeaderField: name) }
+        return try await client.response(for: request)
+    }
+
+    /// The body as text.
+    static func text(_ response: CachingClient.Response) -> String {
+        String(decoding: response.data, as: UTF8.self)
+    }
+
+    /// Every regular file in the cache directory except its bookkeeping
+    /// (`lock`, `manifest`, `dirty`): entry files in `objects/`, and anything
+    /// being written in `tmp/` or moved to `quarantine/`.
+    func entryFiles() -> [String] {
+        guard let directory else { return [] }
+        let bookkeeping: Set<String> = ["lock", "manifest", "dirty"]
+        guard let walker = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) else { return [] }
+        return walker.compactMap { item -> String? in
+            guard let url = item as? URL, !bookkeeping.contains(url.lastPathComponent),
+                  (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true
+            else { return nil }
+            return url.path
+        }
+    }
+
+    /// Stops the server and removes the cache directory.
+    func stop() {
+        server.stop()
+        try? cache.close()
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+}

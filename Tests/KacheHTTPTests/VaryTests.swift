@@ -1,0 +1,48 @@
+import Foundation
+import Kache
+import Testing
+@testable import KacheHTTP
+
+/// `Vary`: the varying request fields are part of the key.
+@Suite struct VaryTests {
+    @Test func eachValueOfAVaryingFieldGetsItsOwnResponse() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/vary?cc=max-age%3D60&vary=Accept&echo=Accept"
+        let json = try await f.get(path, fields: ["Accept": "application/json"])
+        let text = try await f.get(path, fields: ["Accept": "text/plain"])
+        #expect(json.source == .network)
+        #expect(text.source == .network)
+        #expect(try await f.server.requestCount("/r/vary") == 2)
+
+        let jsonAgain = try await f.get(path, fields: ["Accept": "application/json"])
+        let textAgain = try await f.get(path, fields: ["Accept": "  text/plain "])  // same value, other whitespace
+        #expect(jsonAgain.source == .cache)
+        #expect(HTTPFixture.text(jsonAgain).contains("accept=application/json"))
+        #expect(textAgain.source == .cache)
+        #expect(HTTPFixture.text(textAgain).contains("accept=text/plain"))
+        #expect(try await f.server.requestCount("/r/vary") == 2)
+
+        // A request without the field is another variant.
+        #expect(try await f.get(path).source == .network)
+        #expect(try await f.server.requestCount("/r/vary") == 3)
+    }
+
+    @Test func fieldsTheVaryDoesNotNameDoNotSplitTheCache() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/vary-lang?cc=max-age%3D60&vary=Accept-Language"
+        _ = try await f.get(path, fields: ["Accept-Language": "fr", "X-Trace": "1"])
+        #expect(try await f.get(path, fields: ["Accept-Language": "fr", "X-Trace": "2"]).source == .cache)
+        #expect(try await f.server.requestCount("/r/vary-lang") == 1)
+    }
+
+    @Test func varyStarIsNeverStored() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        _ = try await f.get("/r/vary-star?cc=max-age%3D60&vary=*")
+        #expect(try await f.get("/r/vary-star?cc=max-age%3D60&vary=*").source == .network)
+        #expect(try await f.server.requestCount("/r/vary-star") == 2)
+        #expect(f.client.statistics.stores == 0)
+    }
+}
