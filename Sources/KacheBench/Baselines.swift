@@ -1,0 +1,150 @@
+import Foundation
+import KacheWorkloads
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The floors every figure is read against, run in the same process, on the
+/// same inputs, right after the Kache run they pair with.
+enum Baselines {
+    /// The in-memory floor of W1 in `memory` durability, W2 and W3.
+    static let dictionary = "Mutex<[String: Data]>"
+    /// The file-system floor of W1 in `async` and `sync`: POSIX write of a temporary file, then rename.
+    static let rename = "temp file + rename"
+    /// The same in `fsync` durability: the file's data and its folder are flushed too.
+    static let renameFsync = "temp file + fsync + rename + fsync folder"
+    /// The file-system floor of W5's reads: open + fstat + read of the same values' files.
+    static let fileRead = "open + read of raw files"
+    /// The codec floors of W6: liblz4's block API on the same values, no framing.
+    static let lz4Compress = "raw LZ4 compress"
+    static let lz4Decompress = "raw LZ4 decompress"
+    /// The bookkeeping of the 2012 Kache for a Pool (W4).
+    static let sortedArray = "sorted array (Kache 2012)"
+
+    /// The rename floor's name with the folder flush that `save()` ends with.
+    static func withSyncfs(_ name: String) -> String { name + ", then syncfs" }
+
+    // MARK: - In memory
+
+    /// A dictionary floor holding `values[i]` under `keys[i]` (loaded untimed).
+    static func loadedDictionary(keys: [String], values: [Data]) -> MutexDictionaryBaseline {
+        let dictionary = MutexDictionaryBaseline(minimumCapacity: keys.count)
+        for (key, value) in zip(keys, values) { dictionary.set(value, forKey: key) }
+        return dictionary
+    }
+
+    /// Times setting every value into an empty dictionary floor; returns the seconds.
+    static func dictionarySets(keys: [String], values: [Data], progress: ProgressLine) -> Double {
+        let dictionary = MutexDictionaryBaseline()
+        return MonotonicClock.measure {
+            for index in keys.indices {
+                dictionary.set(values[index], forKey: keys[index])
+                if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 { progress.advance(by: ProgressLine.stride) }
+            }
+        }.seconds
+    }
+
+    // MARK: - Files
+
+    /// Times writing every value as its key's file, as a fresh floor in
+    /// `folder`. Returns the seconds to the last rename, and to the end of a
+    /// `syncfs` after it (what `save()` adds in Kache).
+    static func renameWrites(keys: [String], values: [Data], folder: String, fsync: Bool, progress: ProgressLine) throws -> (written: Double, synced: Double) {
+        let floor = try RenameBaseline(directory: folder, fsync: fsync)
+        let start = MonotonicClock.now()
+        for index in keys.indices {
+            try floor.write(values[index], forKey: keys[index])
+            if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 { progress.advance(by: ProgressLine.stride) }
+        }
+        let written = MonotonicClock.now()
+        try syncFileSystem(of: folder)
+        let synced = MonotonicClock.now()
+        return (MonotonicClock.seconds(from: start, to: written), MonotonicClock.seconds(from: start, to: synced))
+    }
+
+    /// Times reading every key's file from a floor written (untimed) in
+    /// `folder`; returns the seconds and the keys that read back different bytes.
+    static func fileReads(keys: [String], values: [Data], folder: String, progress: ProgressLine) throws -> (seconds: Double, wrong: Int) {
+        let floor = try RenameBaseline(directory: folder, fsync: false)
+        for index in keys.indices { try floor.write(values[index], forKey: keys[index]) }
+        var read: [Data] = []
+        read.reserveCapacity(keys.count)
+        let seconds = try MonotonicClock.measure {
+            for index in keys.indices {
+                read.append(try floor.read(forKey: keys[index]))
+                if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 { progress.advance(by: ProgressLine.stride) }
+            }
+        }.seconds
+        return (seconds, zip(read, values).filter { $0 != $1 }.count)
+    }
+
+    /// `syncfs(2)` of the file system holding `path`, as Kache's `save()`
+    /// calls it. Looked up at run time, because Swift's Glibc module does not
+    /// export it.
+    static func syncFileSystem(of path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { throw FileTree.Failure(call: "open", path: path, code: errno) }
+        defer { close(fd) }
+        guard let syncfs = Self.syncfs else {
+            sync()
+            return
+        }
+        guard syncfs(fd) == 0 else { throw FileTree.Failure(call: "syncfs", path: path, code: errno) }
+    }
+
+    private typealias SyncFS = @convention(c) (Int32) -> Int32
+    private static let syncfs: SyncFS? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "syncfs") else { return nil }
+        return unsafeBitCast(symbol, to: SyncFS.self)
+    }()
+
+    // MARK: - Codec
+
+    /// Times LZ4-compressing every value, then decompressing them in the order
+    /// `reads` gives (each compressed once, untimed). Returns the seconds of each.
+    static func lz4(values: [Data], reads: [Int], progress: ProgressLine) -> (compress: Double, decompress: Double) {
+        let largest = values.map(\.count).max() ?? 0
+        var codec = RawLZ4Baseline(maxRawCount: largest)
+        let compress = MonotonicClock.measure {
+            for value in values { _ = codec.compressInPlace(value) }
+        }.seconds
+        let blocks = values.map(RawLZ4Baseline.compress)
+        let decompress = MonotonicClock.measure {
+            for (index, read) in reads.enumerated() {
+                _ = codec.decompressInPlace(blocks[read], rawCount: values[read].count)
+                if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 { progress.advance(by: ProgressLine.stride) }
+            }
+        }.seconds
+        return (compress, decompress)
+    }
+
+    // MARK: - Pool bookkeeping
+
+    /// Drives the 2012 Pool with W4's keys and TTLs on the same simulated
+    /// clock (1 ms per set). Stops early, after the set under way, once
+    /// `timeLimit` seconds have passed: at capacity 100,000 its O(n) inserts
+    /// would take many minutes. Returns the sets done, the seconds, and the
+    /// keys it evicted and let expire.
+    static func sortedArrayChurn(
+        _ operations: ChurnOperations, capacity: Int, timeLimit: Double, progress: ProgressLine
+    ) -> (sets: Int, seconds: Double, evictions: Int, expirations: Int) {
+        var pool = SortedArrayPool(capacity: capacity)
+        var evictions = 0
+        var expirations = 0
+        var sets = 0
+        let start = MonotonicClock.now()
+        let deadline = start + UInt64(timeLimit * 1e9)
+        for index in operations.keys.indices {
+            let now = Int64(index) * 1_000_000
+            let removed = pool.set(key: operations.keys[index], expiry: now + operations.ttlSeconds[index] * 1_000_000_000, now: now)
+            evictions += removed.evicted.count
+            expirations += removed.expired.count
+            sets += 1
+            if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 {
+                progress.advance(by: ProgressLine.stride)
+                if MonotonicClock.now() > deadline { break }
+            }
+        }
+        return (sets, MonotonicClock.seconds(from: start, to: MonotonicClock.now()), evictions, expirations)
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import Kache
+import KacheWorkloads
+
+/// `kache-bench run`: runs the chosen workloads in the chosen durability
+/// modes, each the chosen number of times with its baselines, then prints the
+/// table and writes the JSON.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the standard workloads (WORKLOADS.md) and their baselines.",
+        discussion: """
+            Examples:
+              kache-bench run --quick                          a smoke run of every workload, a few seconds each
+              kache-bench run --workload W2,W3 --threads 1,2   the read workloads on one and two threads
+              kache-bench run --workload W1 --durability sync,async --json w1.json
+            """
+    )
+
+    @OptionGroup var options: RunOptions
+
+    func run() throws {
+        let workspace = try Workspace(keeping: options.dir)
+        defer { workspace.finish() }
+        let progress = ProgressLine(shown: ProgressLine.shouldShow(quiet: options.quiet))
+        defer { progress.stop() }
+
+        let started = Date()
+        let machine = MachineDescription.current(directory: workspace.cacheDirectory, scratch: try workspace.scratchFolder())
+        let sizes = options.sizes
+        let context = BenchContext(
+            sizes: sizes, runs: options.runs, workspace: workspace, progress: progress,
+            inputs: WorkloadInputs(sizes: sizes, seed: options.seed), floorTimeLimit: options.floorTimeLimit
+        )
+        var results: [WorkloadResult] = []
+        for durability in options.durability.modes {
+            for workload in options.workloads.workloads {
+                results += try Self.run(workload, durability, threadCounts: options.threads.counts, context: context)
+            }
+        }
+
+        let report = BenchReport(
+            date: started, command: ["kache-bench"] + CommandLine.arguments.dropFirst(),
+            options: BenchReport.Options(
+                workloads: options.workloads.workloads.map(\.rawValue), threads: options.threads.counts,
+                durability: options.durability.modes.map(\.rawValue), runs: options.runs, quick: options.quick,
+                seed: options.seed, directory: workspace.cacheDirectory.path, directoryKept: workspace.keepsCache
+            ),
+            machine: machine, sizes: sizes, results: results
+        )
+        progress.stop()
+        print(ReportTable.render(report))
+        if let json = options.json { try report.write(to: json) }
+    }
+
+    /// Runs one workload in one mode: W2 and W3 at each thread count, the others on 1 thread.
+    static func run(_ workload: WorkloadID, _ durability: Durability, threadCounts: [Int], context: BenchContext) throws -> [WorkloadResult] {
+        switch workload {
+        case .w1: [try W1Load(context: context).run(durability)]
+        case .w2: try threadCounts.map { try W2ReadHot(context: context).run(durability, threads: $0) }
+        case .w3: try threadCounts.map { try W3Mixed(context: context).run(durability, threads: $0) }
+        case .w4: try W4Churn(context: context).run(durability)
+        case .w5: [try W5Restart(context: context).run(durability)].compactMap { $0 }
+        case .w6: try W6Blobs(context: context).run(durability)
+        case .w7: [try W7Queue(context: context).run(durability)]
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import ArgumentParser
+import Kache
+import KacheWorkloads
+
+/// The options of `kache-bench run`.
+struct RunOptions: ParsableArguments {
+    @Option(name: .customLong("workload"), help: "Workloads to run: W1,W2,… or all.")
+    var workloads = WorkloadSelection.all
+
+    @Option(help: "Thread counts for W2 and W3 (the others always run on 1 thread), e.g. 1,2.")
+    var threads = ThreadCounts([1])
+
+    @Option(help: "Durability modes, one or more of memory, async, sync, fsync, e.g. async,sync.")
+    var durability = DurabilitySelection([.async])
+
+    @Option(help: "Runs of each workload; figures are the median (min–max).")
+    var runs = 3
+
+    @Option(help: "Keep the cache directory here afterwards (it is wiped before each run); default: a temporary directory, removed at the end.")
+    var dir: String?
+
+    @Option(help: "Also write every figure, and the machine's description, as JSON to this file.")
+    var json: String?
+
+    @Flag(help: "Scale every workload down about 20× for a smoke run.")
+    var quick = false
+
+    @Flag(help: "No progress line on stderr.")
+    var quiet = false
+
+    @Option(help: "Seconds W4's sorted-array floor may run, per capacity and run, before it stops (at capacity 100,000 it would take minutes).")
+    var floorTimeLimit = 20.0
+
+    @Option(help: "The seed of the generators.")
+    var seed: UInt64 = SplitMix64.defaultSeed
+
+    func validate() throws {
+        guard runs >= 1 else { throw ValidationError("--runs must be at least 1 (it is \(runs))") }
+        guard floorTimeLimit > 0 else { throw ValidationError("--floor-time-limit must be positive") }
+    }
+
+    var sizes: WorkloadSizes { quick ? .quick : .standard }
+}
+
+/// `--workload W1,W3` or `all`, in the order of WORKLOADS.md whatever the order given.
+struct WorkloadSelection: ExpressibleByArgument, CustomStringConvertible {
+    var workloads: [WorkloadID]
+
+    static let all = WorkloadSelection(workloads: WorkloadID.allCases)
+
+    init(workloads: [WorkloadID]) {
+        self.workloads = workloads
+    }
+
+    init?(argument: String) {
+        if argument.lowercased() == "all" {
+            self = .all
+            return
+        }
+        var chosen = Set<WorkloadID>()
+        for item in argument.split(separator: ",") {
+            guard let workload = WorkloadID(rawValue: item.trimmingCharacters(in: .whitespaces).uppercased()) else { return nil }
+            chosen.insert(workload)
+        }
+        guard !chosen.isEmpty else { return nil }
+        workloads = WorkloadID.allCases.filter(chosen.contains)
+    }
+
+    var description: String {
+        workloads == WorkloadID.allCases ? "all" : workloads.map(\.rawValue).joined(separator: ",")
+    }
+
+    static var allValueStrings: [String] { ["all"] + WorkloadID.allCases.map(\.rawValue) }
+}
+
+/// `--threads 1,2`: ascending, without repeats.
+struct ThreadCounts: ExpressibleByArgument, CustomStringConvertible {
+    var counts: [Int]
+
+    init(_ counts: [Int]) {
+        self.counts = counts
+    }
+
+    init?(argument: String) {
+        var counts = Set<Int>()
+        for item in argument.split(separator: ",") {
+            guard let count = Int(item.trimmingCharacters(in: .whitespaces)), (1...256).contains(count) else { return nil }
+            counts.insert(count)
+        }
+        guard !counts.isEmpty else { return nil }
+        self.counts = counts.sorted()
+    }
+
+    var description: String { counts.map(String.init).joined(separator: ",") }
+}
+
+/// `--durability async,sync`, in the order given.
+struct DurabilitySelection: ExpressibleByArgument, CustomStringConvertible {
+    var modes: [Durability]
+
+    init(_ modes: [Durability]) {
+        self.modes = modes
+    }
+
+    init?(argument: String) {
+        var modes: [Durability] = []
+        for item in argument.split(separator: ",") {
+            guard let mode = Durability(rawValue: item.trimmingCharacters(in: .whitespaces).lowercased()) else { return nil }
+            if !modes.contains(mode) { modes.append(mode) }
+        }
+        guard !modes.isEmpty else { return nil }
+        self.modes = modes
+    }
+
+    var description: String { modes.map(\.rawValue).joined(separator: ",") }
+
+    static var allValueStrings: [String] { Durability.allCases.map(\.rawValue) }
+}

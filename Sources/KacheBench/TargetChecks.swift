@@ -1,0 +1,96 @@
+import Kache
+import KacheWorkloads
+
+/// One target of the issue, checked against a run's figures.
+struct TargetCheck: Codable {
+    /// What is promised, e.g. "W2 gets/s on 1 thread ≥ 0.5× Mutex<[String: Data]>".
+    var target: String
+    var durability: String?
+    /// The median the check used, in the target's terms ("0.62×", "87 ms").
+    var measured: String
+    var met: Bool
+    /// How far above or below the target the median is, as a fraction of the target
+    /// (positive: met with room; negative: missed by that much).
+    var margin: Double
+}
+
+/// The targets of the issue that a run's figures can decide. A target whose
+/// figures the run did not take (another mode, another workload) is left out.
+enum TargetChecks {
+    static func evaluate(_ results: [WorkloadResult], sizes: WorkloadSizes) -> [TargetCheck] {
+        var checks: [TargetCheck] = []
+        let modes = Durability.allCases.filter { mode in results.contains { $0.durability == mode } }
+        for mode in modes {
+            let here = results.filter { $0.durability == mode }
+            func find(_ workload: WorkloadID, threads: Int = 1, variant: String? = nil) -> WorkloadResult? {
+                here.first { $0.workload == workload && $0.threads == threads && $0.variant == variant }
+            }
+            if let w2 = find(.w2), let ratio = ratio(w2, "gets/s", Baselines.dictionary) {
+                checks.append(atLeast("W2 gets/s on 1 thread ≥ 0.5× \(Baselines.dictionary)", mode, ratio, 0.5, asRatio: true))
+            }
+            if let one = find(.w2)?.figure("gets/s")?.statistics, let two = find(.w2, threads: 2)?.figure("gets/s")?.statistics {
+                checks.append(atLeast("W2 gets/s on 2 threads > on 1 thread", mode, two.median / one.median, 1, asRatio: true))
+            }
+            if mode == .async || mode == .sync, let w1 = find(.w1) {
+                if let ratio = ratio(w1, "durable sets/s", Baselines.rename) {
+                    checks.append(atLeast("W1 durable sets/s ≥ 0.9× \(Baselines.rename)", mode, ratio, 0.9, asRatio: true))
+                }
+            }
+            let pools = here.filter { $0.workload == .w4 }.sorted { capacity($0) < capacity($1) }
+            if let smallest = pools.first?.figure("sets/s")?.statistics, let largest = pools.last?.figure("sets/s")?.statistics, pools.count > 1 {
+                let name = "W4 sets/s at capacity \(Format.grouped(capacity(pools.last!))) ≥ 0.7× at \(Format.grouped(capacity(pools.first!)))"
+                checks.append(atLeast(name, mode, largest.median / smallest.median, 0.7, asRatio: true))
+            }
+            if let w5 = find(.w5) {
+                let entries = Format.grouped(sizes.keyCount)
+                if let ready = w5.figure("ms to ready")?.statistics {
+                    checks.append(atMost("W5 ready in under 150 ms (\(entries) entries)", mode, ready.median, 150, unit: " ms"))
+                }
+                if let lost = w5.figure("keys lost")?.statistics {
+                    checks.append(TargetCheck(target: "W5 keys lost = 0 (every run)", durability: mode.rawValue,
+                                              measured: Format.grouped(Int(lost.max)), met: lost.max == 0, margin: lost.max == 0 ? 0 : -lost.max))
+                }
+            }
+            if let w6 = find(.w6) {
+                if let bytes = w6.figure("file bytes ÷ bytes set")?.statistics {
+                    checks.append(atMost("W6 bytes on disk ÷ bytes set ≤ 1.01 (file lengths)", mode, bytes.median, 1.01, unit: ""))
+                }
+                if let ratio = ratio(w6, "MB/s written", Baselines.lz4Compress) {
+                    checks.append(atLeast("W6 MB/s written ≥ 0.8× \(Baselines.lz4Compress)", mode, ratio, 0.8, asRatio: true))
+                }
+                if let ratio = ratio(w6, "MB/s read", Baselines.lz4Decompress) {
+                    checks.append(atLeast("W6 MB/s read ≥ 0.8× \(Baselines.lz4Decompress)", mode, ratio, 0.8, asRatio: true))
+                }
+            }
+            if let budget = find(.w6, variant: W6DiskBudget.variant), let ratio = ratio(budget, "MB/s written", W6DiskBudget.unboundedBaseline) {
+                checks.append(atLeast("W6 with a disk budget of ½: MB/s written ≥ 0.8× without", mode, ratio, 0.8, asRatio: true))
+            }
+        }
+        let async = results.first { $0.workload == .w1 && $0.durability == .async }?.figure("sets/s")?.statistics
+        let sync = results.first { $0.workload == .w1 && $0.durability == .sync }?.figure("sets/s")?.statistics
+        if let async, let sync {
+            checks.append(atLeast("W1 caller-visible sets/s in async ≥ 3× in sync", nil, async.median / sync.median, 3, asRatio: true))
+        }
+        return checks
+    }
+
+    /// The median, over runs, of a figure's ratio to one of its baselines.
+    static func ratio(_ result: WorkloadResult, _ figure: String, _ baseline: String) -> Double? {
+        guard let figure = result.figure(figure), let comparison = figure.comparisons.first(where: { $0.baseline == baseline }) else { return nil }
+        return SampleStatistics(figure.ratios(to: comparison))?.median
+    }
+
+    private static func capacity(_ result: WorkloadResult) -> Int {
+        Int(result.variant?.filter(\.isNumber) ?? "") ?? 0
+    }
+
+    private static func atLeast(_ target: String, _ mode: Durability?, _ measured: Double, _ threshold: Double, asRatio: Bool) -> TargetCheck {
+        TargetCheck(target: target, durability: mode?.rawValue, measured: asRatio ? Format.ratio(measured) : Format.significant(measured),
+                    met: measured >= threshold && measured.isFinite, margin: measured / threshold - 1)
+    }
+
+    private static func atMost(_ target: String, _ mode: Durability?, _ measured: Double, _ threshold: Double, unit: String) -> TargetCheck {
+        TargetCheck(target: target, durability: mode?.rawValue, measured: Format.significant(measured, digits: 4) + unit,
+                    met: measured <= threshold, margin: measured > 0 ? threshold / measured - 1 : 0)
+    }
+}

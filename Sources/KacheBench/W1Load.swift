@@ -1,0 +1,68 @@
+import Foundation
+import Kache
+import KacheWorkloads
+
+/// W1 load: N text values of 1 KiB set in key order into an empty cache.
+///
+/// Two figures: the sets/s a caller sees, and the durable sets/s, whose clock
+/// stops only when a final `save()` returns, so that write-behind can't hide
+/// the disk. Floors: the rename of the same values' files (with fsync in
+/// `fsync` durability), alone and followed by the syncfs `save()` ends with;
+/// in `memory` durability, the dictionary.
+struct W1Load {
+    let context: BenchContext
+
+    func run(_ durability: Durability) throws -> WorkloadResult {
+        let keys = context.inputs.loadKeys
+        let values = context.inputs.loadValues
+        let configuration = BenchCache.configuration(durability)
+        let count = Double(keys.count)
+        var recorder = FigureRecorder()
+
+        for run in 1...context.runs {
+            let cache = try BenchCache.openEmpty(configuration, in: context.workspace)
+            let (visible, durable) = try context.timed(context.label(.w1, durability, run: run), total: keys.count, unit: "sets") {
+                try Self.load(cache, keys: keys, values: values, ttl: context.inputs.ttl, progress: context.progress)
+            }
+            recorder.record("sets/s", count / visible, unit: .perSecond)
+            if durability != .memory { recorder.record("durable sets/s", count / durable, unit: .perSecond) }
+            try BenchCache.close(cache, in: context.workspace, recording: &recorder)
+
+            let floorLabel = context.label(.w1, durability, run: run, phase: "baseline")
+            if durability == .memory {
+                let seconds = context.timed(floorLabel, total: keys.count, unit: "sets") {
+                    Baselines.dictionarySets(keys: keys, values: values, progress: context.progress)
+                }
+                recorder.compare("sets/s", with: Baselines.dictionary, count / seconds)
+            } else {
+                let name = durability == .fsync ? Baselines.renameFsync : Baselines.rename
+                let folder = try context.workspace.resetFloor()
+                let floor = try context.timed(floorLabel, total: keys.count, unit: "sets") {
+                    try Baselines.renameWrites(keys: keys, values: values, folder: folder, fsync: durability == .fsync, progress: context.progress)
+                }
+                recorder.compare("sets/s", with: name, count / floor.written)
+                recorder.compare("durable sets/s", with: name, count / floor.written)
+                recorder.compare("durable sets/s", with: Baselines.withSyncfs(name), count / floor.synced)
+                _ = try context.workspace.resetFloor()
+            }
+        }
+        return WorkloadResult(
+            workload: .w1, durability: durability, threads: 1, memoryBudget: configuration.memoryBudget,
+            figures: recorder.figures, notes: [BenchCache.budgetNote(configuration)]
+        )
+    }
+
+    /// Sets every value in key order, then saves; returns the seconds to the
+    /// last set and to the end of the save.
+    static func load(_ cache: Kache, keys: [String], values: [Data], ttl: Duration, progress: ProgressLine) throws -> (visible: Double, durable: Double) {
+        let start = MonotonicClock.now()
+        for index in keys.indices {
+            try cache.set(values[index], forKey: keys[index], ttl: ttl)
+            if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 { progress.advance(by: ProgressLine.stride) }
+        }
+        let visible = MonotonicClock.now()
+        try cache.save()
+        let durable = MonotonicClock.now()
+        return (MonotonicClock.seconds(from: start, to: visible), MonotonicClock.seconds(from: start, to: durable))
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Kache
+import KacheWorkloads
+
+/// W2 read-hot: after W1 (and its `save()`, so that no write is pending),
+/// gets of keys drawn by Zipf, split between the threads. Floor: the
+/// dictionary holding the same values, read with the same keys.
+struct W2ReadHot {
+    let context: BenchContext
+
+    func run(_ durability: Durability, threads: Int) throws -> WorkloadResult {
+        let keys = context.inputs.readKeys(threads: threads)
+        let total = keys.reduce(0) { $0 + $1.count }
+        let configuration = BenchCache.configuration(durability)
+        let progress = context.progress
+        var recorder = FigureRecorder()
+
+        for run in 1...context.runs {
+            let label = { (phase: String?) in context.label(.w2, durability, threads: threads, run: run, phase: phase) }
+            let cache = try BenchCache.openEmpty(configuration, in: context.workspace)
+            _ = try context.timed(label("load (W1)"), total: context.sizes.keyCount, unit: "sets") {
+                try W1Load.load(cache, keys: context.inputs.loadKeys, values: context.inputs.loadValues, ttl: context.inputs.ttl, progress: progress)
+            }
+            let reads = try context.timed(label(nil), total: total, unit: "gets") {
+                try TargetLoops.reads(cache, keys: keys, progress: progress)
+            }
+            let latencies = try context.timed(label("latency"), total: total, unit: "gets") {
+                try TargetLoops.readLatencies(cache, keys: keys, progress: progress)
+            }
+            recorder.record("gets/s", Double(total) / reads.seconds, unit: .perSecond)
+            recorder.record("hit ratio", Double(reads.hits) / Double(total), unit: .ratio)
+            for (name, percentile) in LatencyRecorder.reported {
+                recorder.record(name, latencies.microseconds(atPercentile: percentile), unit: .microseconds, higherIsBetter: false)
+            }
+            try BenchCache.close(cache, in: context.workspace, recording: &recorder)
+
+            let floor = Baselines.loadedDictionary(keys: context.inputs.loadKeys, values: context.inputs.loadValues)
+            let floorReads = try context.timed(label("baseline"), total: total, unit: "gets") {
+                try TargetLoops.reads(floor, keys: keys, progress: progress)
+            }
+            let floorLatencies = try context.timed(label("baseline latency"), total: total, unit: "gets") {
+                try TargetLoops.readLatencies(floor, keys: keys, progress: progress)
+            }
+            recorder.compare("gets/s", with: Baselines.dictionary, Double(total) / floorReads.seconds)
+            recorder.compare("hit ratio", with: Baselines.dictionary, Double(floorReads.hits) / Double(total))
+            for (name, percentile) in LatencyRecorder.reported {
+                recorder.compare(name, with: Baselines.dictionary, floorLatencies.microseconds(atPercentile: percentile))
+            }
+        }
+        return WorkloadResult(
+            workload: .w2, durability: durability, threads: threads, memoryBudget: configuration.memoryBudget,
+            figures: recorder.figures,
+            notes: [BenchCache.budgetNote(configuration), "latencies from a second pass over the same keys, timing every get"]
+        )
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+
+/// `kache-bench run --quick` end to end: the built binary, a fresh `$TMPDIR`,
+/// the JSON it writes, and what it leaves behind.
+@Suite("kache-bench run, end to end")
+struct QuickRunTests {
+    /// Every workload, in `memory` durability (W5 needs a disk and is the
+    /// next test's), W2 and W3 on one and two threads.
+    @Test func quickRunOfEveryWorkloadCompletesAndWritesValidJSON() throws {
+        let bench = try BenchProcess()
+        defer { bench.cleanUp() }
+        let json = bench.scratch.appendingPathComponent("run.json")
+        let outcome = try bench.run([
+            "run", "--quick", "--runs", "1", "--threads", "1,2", "--durability", "memory",
+            "--floor-time-limit", "2", "--quiet", "--json", json.path,
+        ])
+        #expect(outcome.status == 0, "\(outcome)")
+        let leftovers = try bench.leftovers()
+        #expect(leftovers.isEmpty, "left in $TMPDIR: \(leftovers)")
+
+        let report = try BenchJSON.read(json)
+        #expect(report.tool == "kache-bench")
+        #expect(report.options.quick && report.options.runs == 1 && !report.options.directoryKept)
+        #expect(report.machine.cores >= 1 && !report.machine.kernel.isEmpty && report.machine.swiftVersion.contains("Swift"))
+        #expect(report.results.map(\.workload) == ["W1", "W2", "W2", "W3", "W3", "W4", "W4", "W4", "W6", "W7"],
+                "W5 and W6's disk budget need a disk")
+        #expect(report.results(workload: "W2").map(\.threads) == [1, 2])
+        #expect(report.results(workload: "W3").map(\.threads) == [1, 2])
+        #expect(report.results(workload: "W4").map(\.variant) == ["capacity 50", "capacity 500", "capacity 5,000"])
+        expectWellFormed(report, durability: "memory")
+
+        let w1 = try #require(report.results(workload: "W1").first)
+        #expect(w1.memoryBudget == 1 << 30)
+        #expect(w1.figure("sets/s")?.comparisons.map(\.baseline) == ["Mutex<[String: Data]>"])
+        #expect(w1.figure("durable sets/s") == nil && w1.figure("bytes on disk") == nil)
+        for w2 in report.results(workload: "W2") {
+            #expect(w2.figure("hit ratio")?.samples == [1])
+            #expect(["gets/s", "p50 µs", "p99 µs", "p99.9 µs"].allSatisfy { w2.figure($0)?.comparisons.first?.baseline == "Mutex<[String: Data]>" })
+        }
+        for w3 in report.results(workload: "W3") {
+            #expect(w3.figure("p99 µs") != nil && w3.figure("ops/s")?.comparisons.isEmpty == false)
+        }
+        for w4 in report.results(workload: "W4") {
+            #expect(w4.figure("sets/s")?.comparisons.first?.baseline == "sorted array (Kache 2012)")
+            if let floor = w4.figure("evictions")?.comparisons.first {
+                #expect(floor.samples == w4.figure("evictions")?.samples, "the heap-based Pool and the 2012 sorted array evict the same keys")
+            }
+        }
+        #expect(report.results(workload: "W4").first?.figure("evictions")?.comparisons.isEmpty == false)
+        let w7 = try #require(report.results(workload: "W7").first)
+        #expect(w7.figure("items popped")?.samples == [25_000])
+
+        #expect(!report.targets.isEmpty)
+        #expect(outcome.stdout.contains("W1 load — memory, 1 thread"))
+        #expect(outcome.stdout.contains("Targets"))
+        #expect(outcome.stderr.isEmpty, "--quiet prints nothing on stderr: \(outcome.stderr)")
+    }
+
+    /// The workloads that need a disk, in `async` durability.
+    @Test func quickRunOnDiskCompletesAndWritesValidJSON() throws {
+        let bench = try BenchProcess()
+        defer { bench.cleanUp() }
+        let json = bench.scratch.appendingPathComponent("disk.json")
+        let outcome = try bench.run(["run", "--quick", "--runs", "2", "--workload", "W1,W5,W6", "--quiet", "--json", json.path])
+        #expect(outcome.status == 0, "\(outcome)")
+        let leftovers = try bench.leftovers()
+        #expect(leftovers.isEmpty, "left in $TMPDIR: \(leftovers)")
+
+        let report = try BenchJSON.read(json)
+        #expect(report.results.map(\.workload) == ["W1", "W5", "W6", "W6"])
+        expectWellFormed(report, durability: "async", runs: 2)
+        for result in report.results {
+            #expect(result.figure("bytes on disk").map { $0.samples.allSatisfy { $0 > 0 } } == true, "\(result.workload)")
+        }
+        let w1 = try #require(report.results(workload: "W1").first)
+        #expect(w1.figure("sets/s")?.comparisons.map(\.baseline) == ["temp file + rename"])
+        #expect(w1.figure("durable sets/s")?.comparisons.map(\.baseline) == ["temp file + rename", "temp file + rename, then syncfs"])
+        let w5 = try #require(report.results(workload: "W5").first)
+        #expect(w5.figure("keys lost")?.samples == [0, 0])
+        #expect(w5.figure("wrong values")?.samples == [0, 0])
+        #expect(w5.figure("ms to ready").map { $0.samples.allSatisfy { $0 > 0 } } == true)
+        let w6 = try #require(report.results(workload: "W6").first)
+        #expect(w6.figure("hit ratio")?.samples == [1, 1])
+        #expect(w6.figure("file bytes ÷ bytes set").map { $0.samples.allSatisfy { $0 >= 1 && $0 < 1.01 } } == true)
+        #expect(w6.figure("MB/s written")?.comparisons.first?.baseline == "raw LZ4 compress")
+        let budget = try #require(report.results(workload: "W6").last)
+        #expect(budget.variant == "disk budget ½" && budget.diskBudget == 100 * 256 * 1024 / 2)
+        #expect(budget.figure("allocated ÷ disk budget").map { $0.samples.allSatisfy { $0 <= 1 } } == true)
+        #expect(budget.figure("budget evictions").map { $0.samples.allSatisfy { $0 > 0 } } == true)
+        #expect(budget.figure("MB/s written")?.comparisons.first?.baseline == "W6 without a disk budget")
+    }
+
+    @Test func keptDirectoryHoldsTheLastRunsCache() throws {
+        let bench = try BenchProcess()
+        defer { bench.cleanUp() }
+        let kept = bench.scratch.appendingPathComponent("demo")
+        let outcome = try bench.run(["run", "--quick", "--runs", "2", "--workload", "W1", "--dir", kept.path, "--quiet"])
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(outcome.stdout.contains("kept"))
+        #expect(FileManager.default.fileExists(atPath: kept.appendingPathComponent("manifest").path))
+        let objects = kept.appendingPathComponent("objects")
+        let shards = try FileManager.default.contentsOfDirectory(atPath: objects.path)
+        let files = try shards.reduce(0) { $0 + (try FileManager.default.contentsOfDirectory(atPath: objects.appendingPathComponent($1).path)).count }
+        #expect(files == 5_000, "the quick W1 sets 5,000 keys")
+        let leftovers = try bench.leftovers()
+        #expect(leftovers.isEmpty, "left in $TMPDIR: \(leftovers)")
+        let besideDir = try FileManager.default.contentsOfDirectory(atPath: bench.scratch.path)
+        #expect(besideDir.allSatisfy { !$0.hasPrefix(".kache-bench-floor-") }, "the baselines' folder beside --dir is removed: \(besideDir)")
+
+        let again = try bench.run(["run", "--quick", "--runs", "1", "--workload", "W7", "--durability", "memory", "--dir", kept.path, "--quiet"])
+        #expect(again.status == 0, "a kept cache directory may be given again: \(again)")
+    }
+
+    @Test func refusesToWipeAFolderThatIsNotACacheDirectory() throws {
+        let bench = try BenchProcess()
+        defer { bench.cleanUp() }
+        let folder = bench.scratch.appendingPathComponent("precious")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent("thesis.txt")
+        try Data("draft".utf8).write(to: file)
+        let outcome = try bench.run(["run", "--quick", "--workload", "W1", "--dir", folder.path])
+        #expect(outcome.status != 0)
+        #expect(outcome.stderr.contains("not a Kache cache directory"), "\(outcome)")
+        #expect(try Data(contentsOf: file) == Data("draft".utf8))
+    }
+
+    @Test func temporaryDirectoryIsRemovedWhenTheRunFails() throws {
+        let bench = try BenchProcess()
+        defer { bench.cleanUp() }
+        let unwritable = bench.scratch.appendingPathComponent("missing-folder/run.json")
+        let outcome = try bench.run(["run", "--quick", "--runs", "1", "--workload", "W7", "--durability", "memory", "--quiet", "--json", unwritable.path])
+        #expect(outcome.status != 0, "\(outcome)")
+        let leftovers = try bench.leftovers()
+        #expect(leftovers.isEmpty, "left in $TMPDIR: \(leftovers)")
+    }
+
+    @Test(arguments: [SIGINT, SIGTERM])
+    func temporaryDirectoryIsRemovedWhenInterrupted(signal: Int32) throws {
+        let bench = try BenchProcess()
+        defer { bench.cleanUp() }
+        let process = try bench.start(["run", "--quick", "--runs", "3", "--workload", "W1,W4", "--quiet"])
+        // Wait until the run has written into its cache directory.
+        let deadline = Date().addingTimeInterval(60)
+        var started = false
+        while !started, process.isRunning, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            started = try bench.leftovers().contains { name in
+                FileManager.default.fileExists(atPath: bench.temporary.appendingPathComponent("\(name)/cache/objects").path)
+            }
+        }
+        #expect(started, "the run never created its cache directory")
+        kill(process.processIdentifier, signal)
+        let outcome = try bench.finish(process, timeout: 30)
+        #expect(outcome.status == 128 + signal, "\(outcome)")
+        let leftovers = try bench.leftovers()
+        #expect(leftovers.isEmpty, "left in $TMPDIR: \(leftovers)")
+    }
+
+    /// Every figure has a sample per run, a finite summary, and a ratio per run for each baseline.
+    private func expectWellFormed(_ report: BenchJSON, durability: String, runs: Int = 1, sourceLocation: SourceLocation = #_sourceLocation) {
+        for result in report.results {
+            #expect(result.durability == durability, sourceLocation: sourceLocation)
+            #expect(result.figure("peak RSS").map { $0.samples.allSatisfy { $0 > 1_048_576 } } == true, "\(result.workload)", sourceLocation: sourceLocation)
+            for figure in result.figures {
+                let label = "\(result.workload) \(result.variant ?? "") \(figure.name)"
+                #expect(figure.samples.count == runs, "\(label)", sourceLocation: sourceLocation)
+                #expect(figure.summary.map { $0.median.isFinite && $0.min <= $0.median && $0.median <= $0.max } == true,
+                        "\(label)", sourceLocation: sourceLocation)
+                for comparison in figure.comparisons {
+                    #expect(comparison.samples.count == runs, "\(label) / \(comparison.baseline)", sourceLocation: sourceLocation)
+                    #expect(comparison.ratios.count == runs || comparison.samples.contains(0), "\(label) / \(comparison.baseline)",
+                            sourceLocation: sourceLocation)
+                }
+            }
+        }
+    }
+}
