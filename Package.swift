@@ -58,8 +58,8 @@ let package = Package(
         .executableTarget(name: "KacheCrashHarness", dependencies: ["Kache"]),
         .testTarget(name: "KacheTests", dependencies: ["Kache"]),
         .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness"]),
-        .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"]),
-        .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"]),
+        .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"], exclude: ["Server"]),
+        .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"], exclude: ["vectors.json"]),
         // Runs `kache-bench run --quick` end to end.
         .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheWorkloads"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.

@@ -35,9 +35,15 @@ struct Vectors: Decodable {
         case zipfFirst20Ranks = "zipf_n100000_s0.99_first20_ranks"
     }
 
-    /// `<repo>/../shared/bench/vectors.json`, found from this file's path, so
-    /// it works both in /work/main and in a CI clone beside shared/.
+    /// The copy of shared/bench/vectors.json kept beside this file, so that a
+    /// clone on its own (as CI has) checks the generators too.
     static let url = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()
+        .appendingPathComponent("vectors.json")
+
+    /// `<repo>/../shared/bench/vectors.json`, where the workloads are defined,
+    /// when the repository sits beside shared/.
+    static let sharedURL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()    // KacheWorkloadsTests
         .deletingLastPathComponent()    // Tests
         .deletingLastPathComponent()    // the repository
@@ -48,7 +54,7 @@ struct Vectors: Decodable {
     static func load() throws -> Vectors {
         let data = try #require(
             FileManager.default.contents(atPath: url.path),
-            "vectors.json not found at \(url.path): the generators cannot be checked without it (shared/ must sit beside the repository)"
+            "vectors.json not found at \(url.path): the generators cannot be checked without it"
         )
         return try JSONDecoder().decode(Vectors.self, from: data)
     }

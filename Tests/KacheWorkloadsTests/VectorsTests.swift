@@ -4,6 +4,13 @@ import Testing
 
 /// The generators against every value of shared/bench/vectors.json.
 @Suite struct VectorsTests {
+    /// The copy in the repository is the file WORKLOADS.md publishes, when that
+    /// is at hand (in a clone beside shared/).
+    @Test func theCopyMatchesSharedVectors() throws {
+        guard let shared = FileManager.default.contents(atPath: Vectors.sharedURL.path) else { return }
+        #expect(FileManager.default.contents(atPath: Vectors.url.path) == shared, "Tests/KacheWorkloadsTests/vectors.json differs from shared/bench/vectors.json")
+    }
+
     @Test func vectorsAreForTheDefaultSeed() throws {
         #expect(try Vectors.load().seed == SplitMix64.defaultSeed)
     }
