@@ -55,9 +55,9 @@ let package = Package(
         ),
         // Writes to a cache directory and journals each acknowledged operation,
         // for the SIGKILL crash tests and the cross-process tests.
-        .executableTarget(name: "KacheCrashHarness", dependencies: ["Kache"]),
+        .executableTarget(name: "KacheCrashHarness", dependencies: ["Kache", "KacheWorkloads"]),
         .testTarget(name: "KacheTests", dependencies: ["Kache"]),
-        .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness"]),
+        .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness", "KacheWorkloads"]),
         .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"], exclude: ["Server"]),
         .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"], exclude: ["vectors.json"]),
         // Runs `kache-bench run --quick` end to end.

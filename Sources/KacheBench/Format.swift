@@ -1,4 +1,5 @@
 import Foundation
+import KacheWorkloads
 
 /// How the table writes numbers: three significant digits, SI prefixes for
 /// rates, binary prefixes for bytes, the same in every locale.
@@ -58,15 +59,9 @@ enum Format {
         return "\(median) (\(ratio(statistics.min))–\(ratio(statistics.max)))"
     }
 
-    /// 1234567 → "1,234,567".
+    /// 1234567 → "1,234,567", as the workload descriptions write it.
     static func grouped(_ number: Int) -> String {
-        let digits = String(number.magnitude)
-        var out = ""
-        for (offset, digit) in digits.enumerated() {
-            if offset > 0, (digits.count - offset) % 3 == 0 { out.append(",") }
-            out.append(digit)
-        }
-        return number < 0 ? "-" + out : out
+        KacheWorkloads.grouped(number)
     }
 
     /// `value` with `digits` significant digits and no exponent: 3.14159 → "3.14", 0.0123 → "0.0123", 31415 → "31415".

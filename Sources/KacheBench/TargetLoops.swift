@@ -21,22 +21,7 @@ enum TargetLoops {
 
     /// The latency of every get of each thread's list.
     static func readLatencies<T: KeyValueTarget>(_ target: T, keys: [[String]], progress: ProgressLine) throws -> LatencyRecorder {
-        let (recorders, _) = try Workers.run(count: keys.count) { thread in
-            var recorder = LatencyRecorder()
-            var last = MonotonicClock.now()
-            for (index, key) in keys[thread].enumerated() {
-                _ = target.value(forKey: key)
-                let now = MonotonicClock.now()
-                recorder.record(now &- last)
-                last = now
-                if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 {
-                    progress.advance(by: ProgressLine.stride)
-                    last = MonotonicClock.now()
-                }
-            }
-            return recorder
-        }
-        return merged(recorders)
+        try latencies(of: keys, progress: progress) { key in _ = target.value(forKey: key) }
     }
 
     /// Runs each thread's mixed operations; returns the hits of its gets.
@@ -59,16 +44,26 @@ enum TargetLoops {
 
     /// The latency of every operation of each thread's mixed list.
     static func mixedLatencies<T: KeyValueTarget>(_ target: T, operations: [[MixedOperation]], ttl: Duration, progress: ProgressLine) throws -> LatencyRecorder {
-        let (recorders, _) = try Workers.run(count: operations.count) { thread in
+        try latencies(of: operations, progress: progress) { operation in
+            switch operation {
+            case let .get(key):
+                _ = target.value(forKey: key)
+            case let .set(key, value):
+                try target.store(value, forKey: key, ttl: ttl)
+            }
+        }
+    }
+
+    /// Runs `perform` on each thread's items, recording the time of each call;
+    /// the time spent redrawing the progress line is left out.
+    private static func latencies<Item: Sendable>(
+        of items: [[Item]], progress: ProgressLine, _ perform: @escaping @Sendable (Item) throws -> Void
+    ) throws -> LatencyRecorder {
+        let (recorders, _) = try Workers.run(count: items.count) { thread in
             var recorder = LatencyRecorder()
             var last = MonotonicClock.now()
-            for (index, operation) in operations[thread].enumerated() {
-                switch operation {
-                case let .get(key):
-                    _ = target.value(forKey: key)
-                case let .set(key, value):
-                    try target.store(value, forKey: key, ttl: ttl)
-                }
+            for (index, item) in items[thread].enumerated() {
+                try perform(item)
                 let now = MonotonicClock.now()
                 recorder.record(now &- last)
                 last = now

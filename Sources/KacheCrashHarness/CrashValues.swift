@@ -1,4 +1,5 @@
 import Foundation
+import KacheWorkloads
 
 /// The values the crash harness stores: each one names its key space, its key
 /// and its version in a readable prefix, followed by a body that is a pure
@@ -59,25 +60,6 @@ public enum CrashValues {
     /// The item number named in `data` if `data` is exactly that item of `queue`.
     public static func itemNumber(of data: Data, queue: String) -> UInt64? {
         version(of: data, space: queue, key: "item")
-    }
-}
-
-/// A small, fast, seedable generator (SplitMix64), so that a run is replayable from its seed.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    /// A generator whose sequence is determined by `seed`.
-    public init(seed: UInt64) {
-        state = seed
-    }
-
-    /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import KacheWorkloads
 import Kache
 import Synchronization
 

@@ -37,17 +37,14 @@ struct CachedResponse: Sendable, Equatable {
         key: String, url: URL, status: Int, headers: HeaderFields, body: Data,
         requestTime: Date, responseTime: Date, policy: CachePolicy
     ) {
-        self.key = key
-        self.url = url
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.requestTime = requestTime
-        self.responseTime = responseTime
         let directives = CacheControl(headers["Cache-Control"])
-        initialAge = Freshness.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
+        let initialAge = Freshness.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
         let lifetime = Freshness.lifetime(headers: headers, directives: directives, responseTime: responseTime, policy: policy)
-        freshUntil = responseTime.addingTimeInterval(lifetime - initialAge)
+        self.init(
+            key: key, url: url, status: status, headers: headers, body: body,
+            requestTime: requestTime, responseTime: responseTime, initialAge: initialAge,
+            freshUntil: responseTime.addingTimeInterval(lifetime - initialAge)
+        )
     }
 
     /// A record from its stored fields, as decoded.

@@ -87,8 +87,9 @@ public enum WorkloadID: String, CaseIterable, Sendable {
     }
 }
 
-/// `1234567` as "1,234,567", the way WORKLOADS.md writes numbers, whatever the locale.
-private func grouped(_ number: Int) -> String {
+/// `1234567` as "1,234,567", the way WORKLOADS.md writes numbers, whatever
+/// the locale. Package-visible so the benchmark's tables write counts the same way.
+package func grouped(_ number: Int) -> String {
     let digits = String(number.magnitude)
     var out = ""
     for (offset, digit) in digits.enumerated() {

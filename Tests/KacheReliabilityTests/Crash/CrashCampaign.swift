@@ -1,4 +1,5 @@
 import Foundation
+import KacheWorkloads
 import KacheCrashHarness
 
 /// Runs the crash harness on one directory again and again, killing it with

@@ -1,4 +1,5 @@
 import Foundation
+import KacheWorkloads
 @testable import Kache
 
 extension Kache.Configuration {
@@ -8,22 +9,10 @@ extension Kache.Configuration {
     }
 }
 
-/// Deterministic test data (SplitMix64), replayable by seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
+/// Deterministic test data, replayable by seed: the workloads' SplitMix64.
+typealias SeededRandom = SplitMix64
 
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// `count` bytes LZ4 can't shrink.
     mutating func bytes(_ count: Int) -> Data {
         var data = Data(count: count)
