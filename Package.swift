@@ -7,6 +7,9 @@ let package = Package(
     products: [
         .library(name: "Kache", targets: ["Kache"]),
         .library(name: "KacheHTTP", targets: ["KacheHTTP"]),
+        // The generators of WORKLOADS.md, for the micro-benchmarks in Benchmarks/ and for
+        // running the same work against another cache.
+        .library(name: "KacheWorkloads", targets: ["KacheWorkloads"]),
         .executable(name: "kache", targets: ["KacheCLI"]),
         .executable(name: "kache-bench", targets: ["KacheBench"]),
     ],
