@@ -56,22 +56,34 @@ struct KeySpace: Sendable {
         entries[item.key]?.sequence == item.sequence
     }
 
+    /// `isLive` as a closure over `entries` alone, for the index's mutating calls.
+    ///
+    /// Passing the method `isLive` would capture a copy of all of `self`, the
+    /// heap's storage included; the heap's next removal would then find its
+    /// buffer shared and copy it whole, making every eviction and sweep O(n).
+    /// This closure shares only the dictionary, which nothing mutates while
+    /// the index runs it.
+    private var liveCheck: (ExpiryIndex.Item) -> Bool {
+        let entries = entries
+        return { entries[$0.key]?.sequence == $0.sequence }
+    }
+
     /// Removes and returns the entry with the earliest expiry if it has passed.
     /// - Complexity: O(log n) amortized.
     mutating func popExpired(now: Timestamp) -> (key: String, record: EntryRecord)? {
-        guard let top = expiry.earliest(isLive: isLive), top.expiry <= now else { return nil }
+        guard let top = expiry.earliest(isLive: liveCheck), top.expiry <= now else { return nil }
         return popEarliest()
     }
 
     /// The earliest live item of the expiry index, if any.
     mutating func earliestItem() -> ExpiryIndex.Item? {
-        expiry.earliest(isLive: isLive)
+        expiry.earliest(isLive: liveCheck)
     }
 
     /// Removes and returns the entry that expires first (ties: written first).
     /// - Complexity: O(log n) amortized.
     mutating func popEarliest() -> (key: String, record: EntryRecord)? {
-        guard let top = expiry.popEarliest(isLive: isLive) else { return nil }
+        guard let top = expiry.popEarliest(isLive: liveCheck) else { return nil }
         return entries.removeValue(forKey: top.key).map { (top.key, $0) }
     }
 
