@@ -50,6 +50,8 @@ for target in "${targets[@]}"; do
     source="$(source_of "$target")"
     [ -f "$source" ] || { echo "fuzz.sh: no target $target ($source)" >&2; exit 2; }
     binary="$scratch/bin/fuzz-$target"
+    # Artifacts of earlier runs are already in Fuzz/regressions/; count only this run's.
+    rm -rf "$scratch/artifacts/$target"
     mkdir -p "$scratch/bin" "$scratch/corpus/$target" "$scratch/artifacts/$target"
     echo "Linking $binary…" >&2
     # The linker warns about every sanitizer symbol it can't export; keep its chatter in a log.
