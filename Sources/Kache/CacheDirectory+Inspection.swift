@@ -179,7 +179,8 @@ extension CacheDirectory {
         public var unindexedFiles: Int
         /// Files under `objects/` whose header is not valid (``CacheDirectory/verify()`` also checks payloads).
         public var damagedFiles: [DamagedFile]
-        /// Files in `tmp/`: writes in progress, or left by a crash.
+        /// Files being written, in `tmp/` and `.`-prefixed in the shard
+        /// folders: writes in progress, or left by a crash (the next rebuild removes them).
         public var temporaryFiles: Int
         /// Files moved aside into `quarantine/`.
         public var quarantinedFiles: Int
@@ -293,7 +294,7 @@ extension CacheDirectory {
             diskBudget: manifest?.diskBudget,
             unindexedFiles: index.unindexedFiles,
             damagedFiles: scan.damaged,
-            temporaryFiles: tmp.count,
+            temporaryFiles: tmp.count + scan.temporaryFiles,
             quarantinedFiles: quarantine.count,
             quarantinedBytes: quarantine.bytes,
             expiry: histogram,

@@ -117,6 +117,8 @@ struct ObjectScan: Sendable {
     var damaged: [CacheDirectory.DamagedFile] = []
     /// Bytes read (whole files when checksums were checked, else headers).
     var bytesRead = 0
+    /// Files being written in the shard folders (or left there by a crash).
+    var temporaryFiles = 0
 }
 
 /// Reading one entry file whole, read-only, and checking it.
@@ -191,6 +193,11 @@ extension CacheDirectory {
             var scan = ObjectScan()
             do throws(CacheDirectoryError) {
                 for fileName in try listing(folder) {
+                    // A write in progress (or one a crash interrupted), not an entry.
+                    if DiskStore.isTemporaryName(fileName) {
+                        scan.temporaryFiles += 1
+                        continue
+                    }
                     examine(file: "\(folder)/\(fileName)", fileName: fileName, shard: shardName, checksums: checksums, into: &scan)
                 }
             } catch {
@@ -201,6 +208,7 @@ extension CacheDirectory {
                 $0.scan.files.append(contentsOf: scan.files)
                 $0.scan.damaged.append(contentsOf: scan.damaged)
                 $0.scan.bytesRead += scan.bytesRead
+                $0.scan.temporaryFiles += scan.temporaryFiles
             }
         }
         let (scan, error) = result.withLock { $0 }

@@ -141,7 +141,8 @@ extension CacheDirectory {
     /// manifest decodes). A healthy directory is left untouched, lock and all.
     ///
     /// Taking the lock does what any writer's opening does to the directory:
-    /// missing folders are created and `tmp/` is cleared.
+    /// missing folders are created and `tmp/` is cleared; a repair also
+    /// deletes the temporary files a crash left in the shard folders.
     /// - Throws: ``CacheDirectoryError/locked(path:holderPID:)`` when a writer
     ///   holds the directory, ``CacheDirectoryError/io(path:reason:)``.
     /// - Complexity: O(bytes), twice when something is wrong.
@@ -165,6 +166,7 @@ extension CacheDirectory {
             return Repair(verification: found, quarantined: [], manifestRewritten: false, manifestEntries: 0)
         }
         disk.noteChange()
+        disk.removeTemporaryFiles()
         var moved: [String] = []
         for damaged in scan.damaged where disk.quarantine(path: path(damaged.file), inode: 0) {
             moved.append(damaged.file)

@@ -15,8 +15,9 @@ import Glibc
 ///   lock          held by the writing process (DirectoryLock)
 ///   manifest      key spaces and the index, replaced atomically by save()
 ///   dirty         present while the manifest is older than the files
-///   objects/xx/…  one file per entry (EntryFile), named by EntryName
-///   tmp/          files being written; cleared on open
+///   objects/xx/…  one file per entry (EntryFile), named by EntryName, and
+///                 `.`-prefixed files being written (removed by the rebuild after a crash)
+///   tmp/          the manifest being written; cleared on open
 ///   quarantine/   damaged files, moved aside
 /// ```
 final class DiskStore: Sendable {
@@ -94,6 +95,25 @@ final class DiskStore: Sendable {
         }
     }
 
+    /// The name of a file being written for `name`, in the same shard folder.
+    ///
+    /// Not in `tmp/`: on ext4, a new inode is placed near its folder's, and
+    /// without a journal the allocator skips every inode freed in the last 30 s,
+    /// so creating all temporary files in one folder while overwrites and
+    /// evictions free inodes makes each create slower (measured with plain
+    /// POSIX calls: 2.6× fewer files per second than creating them in the
+    /// shard folders). A rename within one folder is also the cheaper kind.
+    /// The leading dot marks it: scans skip such names, and the rebuild after
+    /// a crash deletes them.
+    static func temporaryName(for name: EntryName, serial: UInt64) -> String {
+        ".\(name.fileName).\(getpid()).\(serial)"
+    }
+
+    /// Whether a file name in a shard folder is a write in progress, or one a crash interrupted.
+    static func isTemporaryName(_ fileName: String) -> Bool {
+        fileName.hasPrefix(".")
+    }
+
     func path(of name: EntryName) -> String {
         "\(root)/\(Self.objectsFolder)/\(name.shard)/\(name.fileName)"
     }
@@ -113,7 +133,7 @@ final class DiskStore: Sendable {
     /// Call inside `withExclusiveAccess(to:)`.
     func write(_ bytes: Data, as name: EntryName) throws(KacheError) {
         let serial = tmpCounter.wrappingAdd(1, ordering: .relaxed).oldValue
-        let tmp = "\(root)/\(Self.tmpFolder)/\(name.fileName).\(getpid()).\(serial)"
+        let tmp = "\(root)/\(Self.objectsFolder)/\(name.shard)/\(Self.temporaryName(for: name, serial: serial))"
         let final = path(of: name)
         do {
             let fd = try FileDescriptor.open(
@@ -237,7 +257,8 @@ final class DiskStore: Sendable {
 
     /// Reads the header of every file under `objects/` (never a payload), on
     /// all cores. Files that are not valid entries, or that sit under a name
-    /// that is not their own, are moved to quarantine and counted.
+    /// that is not their own, are moved to quarantine and counted; temporary
+    /// files a crash left are deleted.
     /// - Complexity: O(files), one open and one small read each.
     func scanHeaders() -> (files: [ScannedFile], quarantined: Int) {
         let results = Locked<[ScannedFile]>([])
@@ -248,6 +269,12 @@ final class DiskStore: Sendable {
             var damaged = 0
             for fileName in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
                 let path = "\(folder)/\(fileName)"
+                // The scan runs at open, under the lock, before any write: a
+                // temporary file here is one a crash interrupted.
+                if DiskStore.isTemporaryName(fileName) {
+                    unlink(path)
+                    continue
+                }
                 switch DiskStore.readHeader(path: path) {
                 case let .success(file):
                     let name = EntryName(space: file.header.space, key: file.header.key)
@@ -266,6 +293,17 @@ final class DiskStore: Sendable {
             quarantined.wrappingAdd(damaged, ordering: .relaxed)
         }
         return (results.withLock { $0 }, quarantined.load(ordering: .relaxed))
+    }
+
+    /// Deletes the temporary files in the shard folders. Only for the lock
+    /// holder while nothing writes: these are writes a crash interrupted.
+    func removeTemporaryFiles() {
+        for shard in 0 ..< 256 {
+            let folder = "\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))"
+            for fileName in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where DiskStore.isTemporaryName(fileName) {
+                unlink("\(folder)/\(fileName)")
+            }
+        }
     }
 
     enum HeaderReadFailure: Error {

@@ -172,6 +172,7 @@ struct InspectJSON: Decodable {
         }
         try fixture.truncate(try fixture.entryFile(key: "k1"), to: 30)
         try Data("half".utf8).write(to: fixture.url.appendingPathComponent("tmp/leftover.123.0"))
+        try Data("half".utf8).write(to: fixture.url.appendingPathComponent("objects/ab/.leftover.123.1"))
         try Data("old".utf8).write(to: fixture.url.appendingPathComponent("quarantine/old.1.2.3"))
 
         let outcome = try KacheProcess.run(["inspect", fixture.path, "--json"])
@@ -180,7 +181,7 @@ struct InspectJSON: Decodable {
         #expect(summary.damagedFiles.count == 1)
         #expect(summary.damagedFiles.first?.reason.contains("truncated") == true)
         #expect(summary.filesOnDisk == 3)
-        #expect(summary.temporaryFiles == 1)
+        #expect(summary.temporaryFiles == 2)
         #expect(summary.quarantinedFiles == 1)
         #expect(summary.quarantinedBytes == 3)
 

@@ -51,7 +51,10 @@ import Testing
             cache.removeValue(forKey: "old4")
             cache.abandonForTesting()
         }
-        // A half-written file left by the crash.
+        // Half-written files left by the crash: an entry's, beside its final
+        // name in a shard folder, and one in tmp/.
+        let partial = dir.url.appendingPathComponent("objects/00/.0123.4567.0")
+        try Data("garbage".utf8).write(to: partial)
         try Data("garbage".utf8).write(to: dir.url.appendingPathComponent("tmp/0123.partial"))
         let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
         #expect(cache.statistics.entries == 149)
@@ -60,6 +63,8 @@ import Testing
         #expect(cache.data(forKey: "old4") == nil)
         #expect(cache.data(forKey: "old99") == compressible(300, seed: 99))
         #expect(dir.files(in: "tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: partial.path))
+        #expect(dir.entryFiles().count == 149)
         cache.checkInvariants()
     }
 

@@ -34,8 +34,15 @@ struct DirectoryListing {
         return names(in: objects).flatMap { shard in names(in: "\(objects)/\(shard)").map { "\(objects)/\(shard)/\($0)" } }
     }
 
-    /// The names in `tmp/`.
-    var temporaryFiles: [String] { names(in: root.appendingPathComponent(DiskStore.tmpFolder).path) }
+    /// The files being written (or left by a crash): the names in `tmp/`, and
+    /// the `.`-prefixed names in the shard folders.
+    var temporaryFiles: [String] {
+        let objects = root.appendingPathComponent(DiskStore.objectsFolder).path
+        let inShards = names(in: objects).flatMap { shard in
+            names(in: "\(objects)/\(shard)").filter(DiskStore.isTemporaryName).map { "\(shard)/\($0)" }
+        }
+        return names(in: root.appendingPathComponent(DiskStore.tmpFolder).path) + inShards
+    }
 
     /// The names in `quarantine/`.
     var quarantinedFiles: [String] { names(in: root.appendingPathComponent(DiskStore.quarantineFolder).path) }
