@@ -98,7 +98,7 @@ final class DiskStore: Sendable {
     /// The name of a file being written for `name`, in the same shard folder.
     ///
     /// Not in `tmp/`: on ext4, a new inode is placed near its folder's, and
-    /// without a journal the allocator skips every inode freed in the last 30 s,
+    /// without a journal the allocator skips every inode freed recently,
     /// so creating all temporary files in one folder while overwrites and
     /// evictions free inodes makes each create slower (measured with plain
     /// POSIX calls: 2.6× fewer files per second than creating them in the

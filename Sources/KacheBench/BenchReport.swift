@@ -77,7 +77,10 @@ struct BenchReport: Codable {
         self.results = results.map { result in
             ResultRecord(
                 workload: result.workload.rawValue, name: result.workload.name,
-                description: result.workload.description(sizes: sizes), variant: result.variant,
+                // The description is the workload's standard one; a variant
+                // (another Pool capacity, a disk budget) changes one parameter.
+                description: result.workload.description(sizes: sizes) + (result.variant.map { "; this run: \($0)" } ?? ""),
+                variant: result.variant,
                 durability: result.durability.rawValue, threads: result.threads,
                 memoryBudget: result.memoryBudget, diskBudget: result.diskBudget,
                 figures: result.figures.map { figure in

@@ -23,7 +23,8 @@ struct W1Load {
             // The floor runs first, and each side starts by deleting its own
             // previous run's files: on ext4 without a journal, creating files
             // right after many deletions is slower (new inodes skip the ones
-            // freed in the last 30 s), so neither side may inherit the other's.
+            // freed recently: `recently_deleted` in fs/ext4/ialloc.c), so neither
+            // side may inherit the other's.
             let floorLabel = context.label(.w1, durability, run: run, phase: "baseline")
             let floor: (written: Double, synced: Double)
             if durability == .memory {

@@ -56,7 +56,8 @@ extension TemporaryDirectory {
 
     @Test func evictionOrderMatchesAListSortedByExpiry() throws {
         let clock = ManualClock()
-        let cache = try Kache(directory: TemporaryDirectory().url, configuration: configuration(clock, budget: 5 * 4096))
+        let scratch = TemporaryDirectory()
+        let cache = try Kache(directory: scratch.url, configuration: configuration(clock, budget: 5 * 4096))
         // Each value fits one 4 KiB block: the budget holds five entries.
         let ttls = [50, 10, 40, 20, 30, 60, 5, 70]
         var model: [(key: String, expiry: Int)] = []

@@ -34,7 +34,8 @@ import Testing
         let clock = ManualClock()
         var configuration = Kache.Configuration.testing(clock: clock)
         configuration.defaultTTL = .seconds(30)
-        let cache = try Kache(directory: TemporaryDirectory().url, configuration: configuration)
+        let scratch = TemporaryDirectory()
+        let cache = try Kache(directory: scratch.url, configuration: configuration)
         try cache.set(Data("v".utf8), forKey: "k")
         clock.advance(by: .seconds(29))
         #expect(cache.data(forKey: "k") != nil)
@@ -75,7 +76,8 @@ import Testing
     @Test(arguments: [Durability.memory, .async, .sync])
     func expiredValueIsNeverReturned(durability: Durability) throws {
         let clock = ManualClock()
-        let cache = try Kache(directory: TemporaryDirectory().url, configuration: .testing(durability, clock: clock))
+        let scratch = TemporaryDirectory()
+        let cache = try Kache(directory: scratch.url, configuration: .testing(durability, clock: clock))
         try cache.set(Data("v".utf8), forKey: "k", ttl: .milliseconds(1500))
         clock.advance(by: .milliseconds(1499))
         #expect(cache.data(forKey: "k") != nil)
@@ -163,7 +165,8 @@ import Testing
     }
 
     @Test func recentlyReadValuesStayInMemory() throws {
-        let cache = try Kache(directory: TemporaryDirectory().url, configuration: .testing(.sync, memoryBudget: 5_000))
+        let scratch = TemporaryDirectory()
+        let cache = try Kache(directory: scratch.url, configuration: .testing(.sync, memoryBudget: 5_000))
         try cache.set(compressible(1000), forKey: "hot", ttl: .seconds(60))
         for i in 0 ..< 40 {
             _ = cache.data(forKey: "hot")

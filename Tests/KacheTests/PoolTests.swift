@@ -50,7 +50,8 @@ struct ReferencePool {
 
     @Test func aLongLivedKeySurvivesAFloodOfShortLivedOnes() throws {
         let clock = ManualClock()
-        let cache = try Kache(directory: TemporaryDirectory().url, configuration: .testing(.sync, clock: clock))
+        let scratch = TemporaryDirectory()
+        let cache = try Kache(directory: scratch.url, configuration: .testing(.sync, clock: clock))
         let pool = try cache.pool(named: "p", capacity: 10)
         try pool.set(Data("keep".utf8), forKey: "long", ttl: .seconds(100_000))
         for i in 0 ..< 1000 {

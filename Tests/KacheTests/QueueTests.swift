@@ -9,7 +9,8 @@ import Testing
         // A small budget makes the disk modes read items back from their files;
         // in `memory` durability the budget bounds the whole cache, so it must hold them all.
         let budget = durability == .memory ? 1 << 20 : 2_000
-        let cache = try Kache(directory: TemporaryDirectory().url, configuration: .testing(durability, memoryBudget: budget))
+        let scratch = TemporaryDirectory()
+        let cache = try Kache(directory: scratch.url, configuration: .testing(durability, memoryBudget: budget))
         let queue = try cache.queue(named: "q", capacity: 100)
         for i in 0 ..< 20 { try queue.push(compressible(300, seed: i), ttl: .seconds(60)) }
         #expect(queue.peek() == compressible(300, seed: 0))
@@ -65,7 +66,8 @@ import Testing
     }
 
     @Test func concurrentPushesAndPopsLoseAndDuplicateNothing() async throws {
-        let cache = try Kache(directory: TemporaryDirectory().url, configuration: .testing(.async, memoryBudget: 50_000))
+        let scratch = TemporaryDirectory()
+        let cache = try Kache(directory: scratch.url, configuration: .testing(.async, memoryBudget: 50_000))
         let queue = try cache.queue(named: "q", capacity: 100_000)
         let producers = 4, perProducer = 500
         let popped = Collected()

@@ -2,6 +2,11 @@ import Foundation
 @testable import Kache
 
 /// A fresh temporary directory, removed when the value is released.
+///
+/// Hold the value for as long as the folder is used: in
+/// `Kache(directory: TemporaryDirectory().url, …)` it is released (and the
+/// folder, still empty, removed) before the cache creates its files, which
+/// then stay behind in /tmp.
 final class TemporaryDirectory: @unchecked Sendable {
     let url: URL
     var path: String { url.path }
