@@ -48,6 +48,9 @@ struct QuickRunTests {
             }
         }
         #expect(report.results(workload: "W4").first?.figure("evictions")?.comparisons.isEmpty == false)
+        let w6 = try #require(report.results(workload: "W6").first)
+        #expect(w6.figure("MB/s written")?.comparisons.isEmpty == true, "nothing is compressed in memory, so no codec floor applies")
+        #expect(w6.figure("MB/s encoded, no file")?.comparisons.first?.baseline == "raw LZ4 compress")
         let w7 = try #require(report.results(workload: "W7").first)
         #expect(w7.figure("items popped")?.samples == [25_000])
 
