@@ -21,7 +21,10 @@ struct MachineDescription: Codable {
         var name = utsname()
         uname(&name)
         let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let commit = run("git", ["rev-parse", "HEAD"], scratch: scratch)
+        // The commit of the checkout this binary was built in (it sits in
+        // <checkout>/.build/…), whatever folder the bench was started from.
+        let checkout = Bundle.main.executableURL?.deletingLastPathComponent().path ?? FileManager.default.currentDirectoryPath
+        let commit = run("git", ["-C", checkout, "rev-parse", "HEAD"], scratch: scratch)
         return MachineDescription(
             cores: ProcessInfo.processInfo.activeProcessorCount,
             cpu: procField("/proc/cpuinfo", "model name"),
@@ -30,7 +33,7 @@ struct MachineDescription: Codable {
             kernel: release,
             swiftVersion: swiftVersion(scratch: scratch),
             gitCommit: commit,
-            gitDirty: commit == nil ? nil : run("git", ["status", "--porcelain", "--untracked-files=no"], scratch: scratch).map { !$0.isEmpty },
+            gitDirty: commit == nil ? nil : run("git", ["-C", checkout, "status", "--porcelain", "--untracked-files=no"], scratch: scratch).map { !$0.isEmpty },
             fileSystem: fileSystemName(of: directory)
         )
     }

@@ -46,7 +46,7 @@ import KacheCrashHarness
         #expect(throws: KacheError.self) { try cache.set(CrashValues.fillValue(size: 1 << 20), forKey: "early-0", ttl: .seconds(3600)) }
 
         let listing = DirectoryListing(root: directory)
-        #expect(listing.temporaryFiles.isEmpty, "partial files left in tmp/: \(listing.temporaryFiles)")
+        #expect(listing.temporaryFiles.isEmpty, "partial files left behind: \(listing.temporaryFiles)")
         #expect(!FileManager.default.fileExists(atPath: listing.entryPath(key: refused)))
         #expect(!cache.contains(refused))
         for (key, value) in stored { #expect(cache.data(forKey: key) == value, "\(key) is not served after the disk filled") }
