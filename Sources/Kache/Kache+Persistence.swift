@@ -39,7 +39,7 @@ extension Kache {
 
     private func writeManifest(to disk: DiskStore) throws {
         try disk.withManifestWriter { () throws(KacheError) in
-            let now = Timestamp(clock.now())
+            let now = clock.nanosecondsSince1970()
             let (manifest, mark) = store.withLock { ($0.manifest(savedAt: now), $0.mutations) }
             try disk.writeManifest(manifest.encoded())
             // Complete only if nothing changed since the snapshot and every file
@@ -71,7 +71,7 @@ extension Kache {
         }
         let scan = (manifest == nil || disk.isManifestStale) ? disk.scanHeaders() : nil
         if scan != nil { disk.noteChange() }
-        let now = Timestamp(clock.now())
+        let now = clock.nanosecondsSince1970()
         let removals = store.withLock { state -> [Removal] in
             state.resetIndex()
             if damagedManifest { state.counters.quarantined += 1 }

@@ -151,7 +151,7 @@ public final class Kache: Sendable {
 
     /// Whether `key` holds a live value (no file is read).
     public func contains(_ key: String) -> Bool {
-        let now = Timestamp(clock.now())
+        let now = clock.nanosecondsSince1970()
         return store.withLock { $0.contains(space: StoreState.topLevel, key: key, now: now) }
     }
 
@@ -170,7 +170,7 @@ public final class Kache: Sendable {
     /// - Complexity: O(log n) per expired entry; never a scan.
     @discardableResult
     public func sweep() -> Int {
-        let now = Timestamp(clock.now())
+        let now = clock.nanosecondsSince1970()
         return changingFiles {
             let removals = store.withLock { $0.sweep(now: now) }
             discard(removals)
@@ -219,7 +219,7 @@ public final class Kache: Sendable {
         try validate(key: key)
         try validate(value: data)
         guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
-        let now = Timestamp(clock.now())
+        let now = clock.nanosecondsSince1970()
         let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
         guard let persister else {
             let insertion = try store.withLock { state throws(KacheError) in
@@ -261,7 +261,7 @@ public final class Kache: Sendable {
 
     func fetch(space ref: KeySpace.Ref, key: String) -> Data? {
         let space = ref.index
-        let now = Timestamp(clock.now())
+        let now = clock.nanosecondsSince1970()
         switch store.withLock({ $0.lookup(space: space, key: key, now: now) }) {
         case let .hit(value):
             return value

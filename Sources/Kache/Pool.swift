@@ -40,7 +40,7 @@ extension Kache {
 
         /// Whether `key` holds a live value in this Pool (no file is read).
         public func contains(_ key: String) -> Bool {
-            let now = Timestamp(cache.clock.now())
+            let now = cache.clock.nanosecondsSince1970()
             return cache.store.withLock { $0.contains(space: index, key: key, now: now) }
         }
 

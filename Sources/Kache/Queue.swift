@@ -93,7 +93,7 @@ extension Kache {
     private func takeOldest(space ref: KeySpace.Ref, remove: Bool) -> Data? {
         let space = ref.index
         while true {
-            let now = Timestamp(clock.now())
+            let now = clock.nanosecondsSince1970()
             if !remove {
                 let oldest = store.withLock { state -> (key: String, sequence: UInt64, expiry: Timestamp)? in
                     guard let key = state.spaces[space].oldestKey(), let record = state.spaces[space].entries[key] else { return nil }

@@ -14,6 +14,18 @@ import Synchronization
 public protocol WallClock: Sendable {
     /// The current wall-clock time.
     func now() -> Date
+
+    /// The current time in whole nanoseconds since 1970-01-01T00:00:00Z, the
+    /// unit every expiry is kept in. The default converts ``now()``, which is
+    /// exact only to a few hundred nanoseconds (a `Date` is a `Double` of
+    /// seconds); a clock that counts in integers returns its count, so that
+    /// instants it means to be equal stay equal.
+    func nanosecondsSince1970() -> Int64
+}
+
+extension WallClock {
+    /// ``now()``, converted (saturating outside the years 1677–2262).
+    public func nanosecondsSince1970() -> Int64 { Timestamp(now()) }
 }
 
 /// The system's real-time clock.
@@ -22,28 +34,42 @@ public struct SystemClock: WallClock {
     public init() {}
     /// The current time from the operating system.
     public func now() -> Date { Date() }
+
+    /// `CLOCK_REALTIME`, to the nanosecond.
+    public func nanosecondsSince1970() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
 }
 
 /// A clock that moves only when told to: for tests and simulated workloads.
+///
+/// It counts whole nanoseconds, so a thousand steps of 1 ms land exactly on
+/// 1 s: adding `Double` seconds to a `Date` a million times would drift by
+/// its rounding, and two expiries meant to tie would not.
 public final class ManualClock: WallClock {
-    private let current: Locked<Date>
+    private let current: Locked<Int64>
 
     /// Creates a clock that reads `start` until it is moved.
     public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = Locked(start)
+        current = Locked(Timestamp(start))
     }
 
     /// The clock's current time.
-    public func now() -> Date { current.withLock { $0 } }
+    public func now() -> Date { current.withLock { $0 }.date }
+
+    /// The clock's current time, exactly.
+    public func nanosecondsSince1970() -> Int64 { current.withLock { $0 } }
 
     /// Moves the clock forward (or back, with a negative duration).
     public func advance(by duration: Duration) {
-        current.withLock { $0 = $0.addingTimeInterval(duration.timeInterval) }
+        current.withLock { $0 = $0.adding(nanoseconds: duration.saturatingNanoseconds) }
     }
 
     /// Sets the clock to `date`.
     public func set(to date: Date) {
-        current.withLock { $0 = date }
+        current.withLock { $0 = Timestamp(date) }
     }
 }
 

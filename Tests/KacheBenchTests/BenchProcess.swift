@@ -68,8 +68,8 @@ struct BenchProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["TMPDIR"] = temporary.path
         process.environment = environment
-        FileManager.default.createFile(atPath: scratch.appendingPathComponent("stdout").path, contents: nil)
-        FileManager.default.createFile(atPath: scratch.appendingPathComponent("stderr").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: scratch.appendingPathComponent("stdout").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: scratch.appendingPathComponent("stderr").path, contents: nil)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: scratch.appendingPathComponent("stdout"))
         process.standardError = try FileHandle(forWritingTo: scratch.appendingPathComponent("stderr"))

@@ -48,6 +48,29 @@ struct ReferencePool {
         #expect(pool.statistics.evictions == 1)
     }
 
+    @Test func manualClockStepsAddUpExactly() {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
+        for _ in 0 ..< 100_000 { clock.advance(by: .milliseconds(1)) }
+        #expect(clock.nanosecondsSince1970() == 1_800_000_000 * 1_000_000_000 + 100_000 * 1_000_000)
+    }
+
+    /// Expiries that tie only because a simulated clock moved in small steps
+    /// (set at t with TTL d + 1 s, and at t + 1 s with TTL d) must tie
+    /// exactly, and then the key set first goes first, as in W4. (Adding
+    /// 0.002 s to a `Date` 500 times lands short of 1 s, which once made the
+    /// later key expire first.)
+    @Test func tiesReachedThroughManyClockStepsEvictTheKeySetFirst() throws {
+        let clock = ManualClock()
+        let cache = try Kache(inMemory: .testing(clock: clock))
+        let pool = try cache.pool(named: "p", capacity: 2)
+        try pool.set(Data("early".utf8), forKey: "early", ttl: .seconds(101))
+        for _ in 0 ..< 500 { clock.advance(by: .milliseconds(2)) }
+        try pool.set(Data("late".utf8), forKey: "late", ttl: .seconds(100))
+        #expect(pool.keys == ["early", "late"])
+        try pool.set(Data("new".utf8), forKey: "new", ttl: .seconds(500))
+        #expect(pool.keys == ["late", "new"], "of two equal expiries, the key set first is evicted")
+    }
+
     @Test func aLongLivedKeySurvivesAFloodOfShortLivedOnes() throws {
         let clock = ManualClock()
         let scratch = TemporaryDirectory()
