@@ -8,7 +8,8 @@ import KacheWorkloads
 ///
 /// In the disk modes the memory budget is the default 64 MiB, smaller than
 /// the 500 MB set, as it would be for images: most reads then come from the
-/// files. (In `memory` durability it is 1 GiB, which holds them all.)
+/// files (``memoryBudget(bytesSet:)`` keeps that fraction in a quick run).
+/// In `memory` durability it is 1 GiB, which holds them all.
 ///
 /// In the disk modes a second result follows: the same workload with a disk
 /// budget of half the bytes it sets (``W6DiskBudget``).
@@ -19,7 +20,7 @@ struct W6Blobs {
         let operations = context.inputs.blobOperations()
         let budgeted = durability == .memory ? nil : W6DiskBudget(context: context, operations: operations)
         let configuration = BenchCache.configuration(
-            durability, memoryBudget: durability == .memory ? BenchCache.roomyMemoryBudget : Kache.Configuration().memoryBudget
+            durability, memoryBudget: durability == .memory ? BenchCache.roomyMemoryBudget : Self.memoryBudget(bytesSet: operations.bytesSet)
         )
         let bytesSet = Double(operations.bytesSet)
         var recorder = FigureRecorder()
@@ -61,6 +62,16 @@ struct W6Blobs {
         )]
         if let budgeted { results.append(budgeted.result(durability, figures: budgetRecorder.figures)) }
         return results
+    }
+
+    /// The memory budget in the disk modes: the default 64 MiB for the
+    /// standard 500 MiB of blobs, and the same fraction of a smaller set (a
+    /// `--quick` run's 25 MiB would otherwise fit in memory whole, and its
+    /// reads would never touch a file).
+    static func memoryBudget(bytesSet: Int) -> Int {
+        let standard = WorkloadSizes.standard.blobCount * WorkloadSizes.standard.blobBytes
+        let budget = Kache.Configuration().memoryBudget
+        return bytesSet >= standard ? budget : Int(Double(budget) * Double(bytesSet) / Double(standard))
     }
 
     /// What one pass of the workload measured.

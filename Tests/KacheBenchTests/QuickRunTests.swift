@@ -85,6 +85,7 @@ struct QuickRunTests {
         #expect(w5.figure("ms to ready").map { $0.samples.allSatisfy { $0 > 0 } } == true)
         let w6 = try #require(report.results(workload: "W6").first)
         #expect(w6.figure("hit ratio")?.samples == [1, 1])
+        #expect(w6.memoryBudget < 100 * 256 * 1024 / 4, "most of a quick run's blobs are read from files, as in the standard run")
         #expect(w6.figure("file bytes ÷ bytes set").map { $0.samples.allSatisfy { $0 >= 1 && $0 < 1.01 } } == true)
         #expect(w6.figure("MB/s written")?.comparisons.first?.baseline == "raw LZ4 compress")
         #expect(w6.figure("MB/s encoded, no file")?.comparisons.first?.baseline == "raw LZ4 compress")
