@@ -85,9 +85,30 @@ enum EntryFile {
         }
     }
 
+    /// Payloads at least this long are probed before LZ4 runs on all of them.
+    static let probedLength = 64 * 1024
+    /// How much of a probed payload LZ4 tries first.
+    static let probeLength = 8 * 1024
+
+    /// Whether LZ4 is worth running on the whole of `payload`: false when it
+    /// is long and its first ``probeLength`` bytes don't shrink. Large values
+    /// in a cache are mostly images, video and archives, compressed already;
+    /// LZ4 would read every byte of them only to give up, which made writing
+    /// W6's 256 KiB blobs cost more than the checksum and the copy together.
+    /// The price: a long value that starts incompressible and turns
+    /// compressible later is stored raw. `scratch` (at least ``probeLength``
+    /// bytes) is overwritten.
+    private static func mayShrink(_ payload: UnsafeRawBufferPointer, scratch: UnsafeMutableRawBufferPointer) -> Bool {
+        guard payload.count >= probedLength else { return true }
+        let probe = UnsafeRawBufferPointer(rebasing: payload[..<probeLength])
+        return LZ4.compress(probe, into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<(probeLength - 1)])) != nil
+    }
+
     /// Lays out a file for `payload`, compressing it when it is at least
-    /// `compressionThreshold` bytes and LZ4 makes it smaller; otherwise the payload
-    /// is stored raw, so no file is ever larger than header + names + raw payload.
+    /// `compressionThreshold` bytes and LZ4 makes it smaller (for a payload of
+    /// 64 KiB or more, when LZ4 shrinks its first 8 KiB, see `mayShrink`);
+    /// otherwise the payload is stored raw, so no file is ever larger than
+    /// header + names + raw payload.
     /// - Complexity: O(n) in the payload, one allocation.
     static func draft(name: EntryName, kind: KeySpace.Kind, payload: Data, expiry: Timestamp, compressionThreshold: Int) -> Draft {
         let key = name.canonicalKey.utf8
@@ -109,7 +130,7 @@ enum EntryFile {
             let destination = UnsafeMutableRawBufferPointer(rebasing: out[payloadOffset...])
             payload.withUnsafeBytes { source in
                 // The destination is one byte short of raw, so LZ4 succeeds only when it saves space.
-                if payload.count >= max(compressionThreshold, 13),
+                if payload.count >= max(compressionThreshold, 13), mayShrink(source, scratch: destination),
                    let length = LZ4.compress(source, into: UnsafeMutableRawBufferPointer(rebasing: destination.dropLast()))
                 {
                     storedLength = length

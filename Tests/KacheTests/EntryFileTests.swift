@@ -38,6 +38,24 @@ import Testing
         }
     }
 
+    /// A long value is probed: LZ4 runs on all of it only when its first
+    /// 8 KiB shrink. Either way it reads back exactly.
+    @Test func longValuesAreProbedBeforeCompressing() throws {
+        let length = EntryFile.probedLength
+        let compressibleHead = compressible(EntryFile.probeLength) + incompressible(length - EntryFile.probeLength)
+        let incompressibleHead = incompressible(EntryFile.probeLength) + compressible(length - EntryFile.probeLength)
+        let shortOfProbing = incompressible(EntryFile.probeLength) + compressible(length - 1 - EntryFile.probeLength)
+
+        let (compressedHeader, compressedPayload) = try decode(sealed(compressibleHead)).get()
+        #expect(compressedHeader.flags.contains(.compressed) && compressedPayload == compressibleHead)
+        let (rawHeader, rawPayload) = try decode(sealed(incompressibleHead)).get()
+        #expect(!rawHeader.flags.contains(.compressed), "an incompressible head means the whole is stored raw")
+        #expect(rawHeader.storedLength == length && rawPayload == incompressibleHead)
+        let (shortHeader, shortPayload) = try decode(sealed(shortOfProbing)).get()
+        #expect(shortHeader.flags.contains(.compressed), "under 64 KiB, LZ4 runs on the whole")
+        #expect(shortPayload == shortOfProbing)
+    }
+
     @Test func belowThresholdIsNotCompressed() throws {
         let payload = compressible(63)
         #expect(try !decode(sealed(payload, threshold: 64)).get().header.flags.contains(.compressed))
