@@ -106,8 +106,12 @@ final class DiskStore: Sendable {
     /// The leading dot marks it: scans skip such names, and the rebuild after
     /// a crash deletes them.
     static func temporaryName(for name: EntryName, serial: UInt64) -> String {
-        ".\(name.fileName).\(getpid()).\(serial)"
+        ".\(name.fileName).\(processID).\(serial)"
     }
+
+    /// This process's ID, asked once: `getpid` is a system call, and every
+    /// write names a temporary file with it.
+    private static let processID = getpid()
 
     /// Whether a file name in a shard folder is a write in progress, or one a crash interrupted.
     static func isTemporaryName(_ fileName: String) -> Bool {

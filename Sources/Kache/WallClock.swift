@@ -102,9 +102,4 @@ extension Duration {
         if overflow2 { return seconds > 0 ? .max : .min }
         return total
     }
-
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }

@@ -137,6 +137,7 @@ struct W6Blobs {
         let decodeSeconds = MonotonicClock.measure {
             for read in operations.reads { bytesDecoded += EntryCodec.decode(files[read])?.count ?? 0 }
         }.seconds
+        // Uses the encoded lengths, so the optimizer can't drop the encoding.
         precondition(bytesEncoded > 0)
         return (encodeSeconds, decodeSeconds, bytesDecoded)
     }
