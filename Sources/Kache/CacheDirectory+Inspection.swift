@@ -171,8 +171,11 @@ extension CacheDirectory {
         public var bytesOnDisk: Int
         /// What they occupy on the file system (whole blocks, as `du` counts).
         public var allocatedBytes: Int
+        /// What the whole directory occupies, as `du -s` counts it: entry files,
+        /// manifest, lock, quarantine and the folders themselves.
+        public var directoryBytes: Int
         /// The disk budget the writer last saved in the manifest, nil when none
-        /// (or no manifest); `allocatedBytes` is what it limits.
+        /// (or no manifest); `directoryBytes` is what it limits.
         public var diskBudget: Int?
         /// Valid entry files the index does not list (a current manifest omits them,
         /// or their key space has another kind); the next writer ignores them.
@@ -291,6 +294,7 @@ extension CacheDirectory {
             filesOnDisk: scan.files.count,
             bytesOnDisk: scan.files.reduce(0) { $0 + $1.fileLength },
             allocatedBytes: scan.files.reduce(0) { $0 + $1.allocatedBytes },
+            directoryBytes: scan.files.reduce(0) { $0 + $1.allocatedBytes } + DiskStore.footprint(of: root) + allocation(of: DiskStore.manifestFile),
             diskBudget: manifest?.diskBudget,
             unindexedFiles: index.unindexedFiles,
             damagedFiles: scan.damaged,

@@ -78,13 +78,17 @@ extension CacheDirectory {
 
     /// The names in the folder `relative`; empty when it does not exist.
     func listing(_ relative: String) throws(CacheDirectoryError) -> [String] {
-        let folder = path(relative)
         do {
-            return try FileManager.default.contentsOfDirectory(atPath: folder)
+            return try DiskStore.listFolder(path(relative))
         } catch {
-            guard exists(relative) else { return [] }
-            throw .io(path: folder, reason: "the folder can't be listed")
+            throw .io(path: path(relative), reason: "the folder can't be listed: \(error)")
         }
+    }
+
+    /// Bytes the file system allocated for `relative` (0 when it is not there).
+    func allocation(of relative: String) -> Int {
+        var info = stat()
+        return lstat(path(relative), &info) == 0 ? Int(info.st_blocks) * 512 : 0
     }
 
     /// Files in a folder and their total length.
@@ -115,6 +119,9 @@ struct FoundFile: Sendable {
 struct ObjectScan: Sendable {
     var files: [FoundFile] = []
     var damaged: [CacheDirectory.DamagedFile] = []
+    /// Files that could not be opened or read (permission, I/O error,
+    /// descriptors exhausted): not damage, so never quarantined.
+    var unreadable: [CacheDirectory.DamagedFile] = []
     /// Bytes read (whole files when checksums were checked, else headers).
     var bytesRead = 0
     /// Files being written in the shard folders (or left there by a crash).
@@ -137,6 +144,7 @@ enum EntryFileCheck {
     static func readWhole(path: String) -> Outcome {
         let fd: FileDescriptor
         do {
+            try DiskStore.injectFault(.open, path)
             fd = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .noFollow])
         } catch {
             switch (error as? Errno)?.rawValue ?? EIO {
@@ -153,6 +161,7 @@ enum EntryFileCheck {
         var bytes = Data(count: length)
         let read: Int
         do {
+            try DiskStore.injectFault(.read, path)
             read = try bytes.withUnsafeMutableBytes { buffer in
                 var offset = 0
                 while offset < buffer.count {
@@ -207,6 +216,7 @@ extension CacheDirectory {
             result.withLock {
                 $0.scan.files.append(contentsOf: scan.files)
                 $0.scan.damaged.append(contentsOf: scan.damaged)
+                $0.scan.unreadable.append(contentsOf: scan.unreadable)
                 $0.scan.bytesRead += scan.bytesRead
                 $0.scan.temporaryFiles += scan.temporaryFiles
             }
@@ -215,6 +225,7 @@ extension CacheDirectory {
         if let error { throw error }
         var sorted = scan
         sorted.damaged.sort { $0.file < $1.file }
+        sorted.unreadable.sort { $0.file < $1.file }
         return sorted
     }
 
@@ -226,7 +237,7 @@ extension CacheDirectory {
             case .missing:
                 return
             case let .unreadable(code):
-                scan.damaged.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
+                scan.unreadable.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
                 return
             case let .damaged(reason):
                 scan.damaged.append(DamagedFile(file: relative, reason: reason))
@@ -238,6 +249,9 @@ extension CacheDirectory {
         } else {
             switch DiskStore.readHeader(path: fullPath, verifyingChecksum: false) {
             case .failure(.missing):
+                return
+            case let .failure(.unreadable(code)):
+                scan.unreadable.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
                 return
             case let .failure(.damaged(damage)):
                 scan.damaged.append(DamagedFile(file: relative, reason: damage.description))

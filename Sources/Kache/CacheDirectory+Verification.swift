@@ -10,6 +10,9 @@ extension CacheDirectory {
             /// A file under `objects/` is not a valid entry: bad header, checksum,
             /// length, payload, or a name that is not its own.
             case damagedFile = "damaged-file"
+            /// A file under `objects/` could not be opened or read (permission,
+            /// I/O error, descriptors exhausted): not damage, so it is left in place.
+            case unreadableFile = "unreadable-file"
             /// The manifest does not decode.
             case damagedManifest = "damaged-manifest"
             /// A current manifest lists an entry whose file is not there.
@@ -84,6 +87,7 @@ extension CacheDirectory {
 
     private func verification(read: ManifestRead, scan: ObjectScan) -> Verification {
         var problems = scan.damaged.map { Problem(kind: .damagedFile, file: $0.file, reason: $0.reason) }
+            + scan.unreadable.map { Problem(kind: .unreadableFile, file: $0.file, reason: $0.reason) }
         let state: ManifestState
         if let damage = read.damage {
             state = .damaged
@@ -106,7 +110,7 @@ extension CacheDirectory {
     /// Entries a current manifest lists whose file is missing or holds another version.
     private func disagreements(between manifest: Manifest, and scan: ObjectScan) -> [Problem] {
         let files = Dictionary(scan.files.map { ($0.file, $0.header.sequence) }, uniquingKeysWith: { first, _ in first })
-        let damaged = Set(scan.damaged.map(\.file))
+        let damaged = Set((scan.damaged + scan.unreadable).map(\.file))
         var problems: [Problem] = []
         for space in manifest.spaces {
             for saved in space.entries {
@@ -140,6 +144,11 @@ extension CacheDirectory {
     /// remain (keeping the key spaces' capacities and counters when the old
     /// manifest decodes). A healthy directory is left untouched, lock and all.
     ///
+    /// A file that can't be opened or read (permission, I/O error, descriptors
+    /// exhausted) is reported as ``Problem/Kind/unreadableFile`` and left in
+    /// place: that says nothing about its bytes. The manifest then stays
+    /// stale, so the next open reads the files again.
+    ///
     /// Taking the lock does what any writer's opening does to the directory:
     /// missing folders are created and `tmp/` is cleared; a repair also
     /// deletes the temporary files a crash left in the shard folders.
@@ -168,10 +177,10 @@ extension CacheDirectory {
         disk.noteChange()
         disk.removeTemporaryFiles()
         var moved: [String] = []
-        for damaged in scan.damaged where disk.quarantine(path: path(damaged.file), inode: 0) {
+        for damaged in scan.damaged where disk.quarantine(path: path(damaged.file), inode: 0) != nil {
             moved.append(damaged.file)
         }
-        if read.damage != nil, disk.quarantine(path: path(DiskStore.manifestFile), inode: 0) {
+        if read.damage != nil, disk.quarantine(path: path(DiskStore.manifestFile), inode: 0) != nil {
             moved.append(DiskStore.manifestFile)
         }
         let manifest = CacheDirectory.manifest(rebuiltFrom: scan.files, keepingKeySpacesOf: read.manifest)
@@ -180,7 +189,9 @@ extension CacheDirectory {
         } catch {
             throw .io(path: path(DiskStore.manifestFile), reason: error.description)
         }
-        disk.clearStaleMarker { true }
+        // A file that could not be read is not in the new manifest: leave it
+        // stale, so the next open reads the files again rather than orphan it.
+        disk.clearStaleMarker { scan.unreadable.isEmpty }
         return Repair(
             verification: found, quarantined: moved, manifestRewritten: true,
             manifestEntries: manifest.spaces.reduce(0) { $0 + $1.entries.count }

@@ -76,6 +76,13 @@ public struct CacheDirectory: Sendable {
         return manifest.spaces.map { KeySpaceStatistics(saved: $0) }
     }
 
+    /// The disk budget the manifest saved, nil when there is none (or no manifest).
+    /// - Throws: ``CacheDirectoryError/damagedManifest(path:reason:)``,
+    ///   ``CacheDirectoryError/io(path:reason:)``.
+    public func savedDiskBudget() throws(CacheDirectoryError) -> Int? {
+        try readManifest().decoded()?.diskBudget
+    }
+
     // MARK: - One entry
 
     /// What ``lookUp(key:inKeySpace:now:)`` found.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -12,6 +13,9 @@ import Glibc
 /// say who holds it.
 final class DirectoryLock: Sendable {
     private let descriptor: FileDescriptor
+    /// Set by the first `release()`: the descriptor's number may belong to
+    /// another file after that, so it is never closed twice.
+    private let released = Atomic<Bool>(false)
 
     /// Takes the lock or throws `KacheError.directoryLocked` naming the holder.
     init(path: String) throws(KacheError) {
@@ -59,8 +63,9 @@ final class DirectoryLock: Sendable {
         return Int32(text)
     }
 
-    /// Releases the lock.
+    /// Releases the lock. Calling it again does nothing.
     func release() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
         flock(descriptor.rawValue, LOCK_UN)
         try? descriptor.close()
     }

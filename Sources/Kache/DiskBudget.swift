@@ -1,18 +1,28 @@
-/// The byte limit on a cache directory's entry files, counted the way the
-/// file system allocates them (as `du` reports), not by their lengths: a
-/// 164-byte file occupies a whole 4 KiB block on ext4, and a cache that counts
-/// lengths overruns its limit by 2× and more on small entries.
+/// The byte limit on a cache directory, counted the way the file system
+/// allocates it (as `du -s` reports), not by file lengths: a 164-byte file
+/// occupies a whole 4 KiB block on ext4, and a cache that counts lengths
+/// overruns its limit by 2× and more on small entries.
+///
+/// What counts: the entry files; the directory's own files and folders
+/// (`footprint`: folders, lock, dirty marker, quarantined files, as measured
+/// at open, load and save, plus each file quarantined since); and room for
+/// the manifest, twice over (a save writes the new one beside the old) and
+/// for the folders' entries (`StoreState.indexRoom`).
 ///
 /// Each version of an entry is charged the allocation of its file when it is
 /// inserted (before the file is written), so concurrent writers can never
 /// overrun the limit together; the charge is released when the entry goes.
 struct DiskBudget: Sendable {
-    /// The most bytes the entry files may occupy, or nil for no limit.
+    /// The most bytes the directory may occupy, or nil for no limit.
     var limit: Int?
     /// The file system's allocation unit (`statvfs` block size).
     var unit: Int
-    /// Bytes charged to live entries.
+    /// Bytes charged to live entries' files.
     var charged = 0
+    /// Bytes the directory occupies besides entry files and the manifest.
+    var footprint = 0
+    /// Bytes of the keys of live entries (the manifest lists each).
+    var keyBytes = 0
     /// Entries evicted to stay within the limit, and their bytes.
     var evictions: UInt64 = 0
     var evictedBytes = 0
@@ -22,20 +32,61 @@ struct DiskBudget: Sendable {
         length == 0 ? 0 : (length + unit - 1) / unit * unit
     }
 
-    /// Whether `bytes` more would go over the limit.
-    func wouldExceed(adding bytes: Int) -> Bool {
-        guard let limit else { return false }
-        return charged + bytes > limit
-    }
+    /// Bytes reserved per entry for its name in a folder (an ext4 directory
+    /// entry of a 32-character name is 44 bytes, more in a half-full block).
+    static let folderEntryBytes = 48
 }
 
 extension StoreState {
+    /// Room held for the index's own files: two copies of the manifest (a
+    /// save writes the new one beside the old) and the folders' entries,
+    /// with `entries` more entries of `keyBytes` more key bytes.
+    /// - Complexity: O(key spaces)
+    func indexRoom(addingEntries entries: Int = 0, keyBytes: Int = 0) -> Int {
+        let count = spaces.reduce(entries) { $0 + $1.count }
+        let manifest = Manifest.encodedLength(
+            spaceNameBytes: spaces.reduce(0) { $0 + $1.name.utf8.count }, spaces: spaces.count,
+            entries: count, keyBytes: budget.keyBytes + keyBytes
+        )
+        return 2 * budget.allocation(forLength: manifest) + budget.allocation(forLength: count * DiskBudget.folderEntryBytes)
+    }
+
+    /// Bytes the directory may occupy with `bytes` more of entry files and
+    /// one more entry of `newKeyBytes` (0 for none).
+    func diskUse(adding bytes: Int = 0, newKeyBytes: Int? = nil) -> Int {
+        budget.charged + bytes + budget.footprint
+            + indexRoom(addingEntries: newKeyBytes == nil ? 0 : 1, keyBytes: newKeyBytes ?? 0)
+    }
+
+    /// Whether `bytes` more of entry files (and one more entry of `newKeyBytes`) would go over the limit.
+    func wouldExceedDiskBudget(adding bytes: Int, newKeyBytes: Int? = nil) -> Bool {
+        guard let limit = budget.limit else { return false }
+        return diskUse(adding: bytes, newKeyBytes: newKeyBytes) > limit
+    }
+
+    /// What the directory would occupy holding one entry alone, whose file is
+    /// `fileLength` bytes and key `keyBytes`: a larger one can never be stored.
+    /// `footprint` replaces the directory's own as last measured.
+    func diskUseAlone(fileLength: Int, keyBytes: Int, footprint: Int? = nil) -> Int {
+        let manifest = Manifest.encodedLength(
+            spaceNameBytes: spaces.reduce(0) { $0 + $1.name.utf8.count }, spaces: spaces.count, entries: 1, keyBytes: keyBytes
+        )
+        return (footprint ?? budget.footprint) + budget.allocation(forLength: fileLength)
+            + 2 * budget.allocation(forLength: manifest) + budget.allocation(forLength: DiskBudget.folderEntryBytes)
+    }
+
+    /// Counts a damaged file moved into `quarantine/`, where it now occupies `bytes`.
+    mutating func noteQuarantined(bytes: Int) {
+        counters.quarantined += 1
+        budget.footprint += bytes
+    }
+
     /// Evicts entries in order of earliest expiry, across every key space, until
-    /// `bytes` more fit within the disk budget.
+    /// `bytes` more of entry files (and a new entry of `newKeyBytes`) fit within the disk budget.
     /// - Complexity: O(log n + key spaces) per evicted entry; never a scan.
-    mutating func makeRoom(forBytes bytes: Int) -> [Removal] {
+    mutating func makeRoom(forBytes bytes: Int, newKeyBytes: Int? = nil) -> [Removal] {
         var removals: [Removal] = []
-        while budget.wouldExceed(adding: bytes), let (space, key, record) = popEarliestAcrossKeySpaces() {
+        while wouldExceedDiskBudget(adding: bytes, newKeyBytes: newKeyBytes), let (space, key, record) = popEarliestAcrossKeySpaces() {
             budget.evictions += 1
             budget.evictedBytes += record.charge
             removals.append(forget(space: space, key: key, record: record))

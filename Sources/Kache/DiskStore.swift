@@ -39,6 +39,9 @@ final class DiskStore: Sendable {
     /// Serializes saves: each takes its snapshot and writes it while no other
     /// does, so an older snapshot never replaces a newer manifest.
     private let manifestWriter = Locked(())
+    /// Set by `stopChanges()`: from then on no change may begin, so none can
+    /// touch a file after the lock is released.
+    private let isClosing = Atomic<Bool>(false)
 
     static let objectsFolder = "objects"
     static let tmpFolder = "tmp"
@@ -48,7 +51,7 @@ final class DiskStore: Sendable {
     static let lockFile = "lock"
 
     /// Opens (creating if needed) the directory, takes its writer lock and
-    /// clears what a crash left in `tmp/`.
+    /// clears what a crash left in `tmp/`. If it throws, it holds nothing.
     init(root: String, syncsEveryWrite: Bool) throws(KacheError) {
         self.root = root
         self.syncsEveryWrite = syncsEveryWrite
@@ -73,8 +76,23 @@ final class DiskStore: Sendable {
         }
     }
 
-    /// Releases the writer lock.
+    /// Stops new changes from beginning and waits for those under way to
+    /// finish their file work. Call before the last save of `close()`.
+    func stopChanges() {
+        isClosing.store(true, ordering: .sequentiallyConsistent)
+        while changesUnderWay.load(ordering: .sequentiallyConsistent) > 0 { usleep(100) }
+    }
+
+    /// Stops changes and releases the writer lock. Calling it again does nothing.
     func close() {
+        stopChanges()
+        lock.release()
+    }
+
+    /// Releases the lock the way a killed process does: no new change begins,
+    /// and those under way are not waited for. Tests only.
+    func abandon() {
+        isClosing.store(true, ordering: .sequentiallyConsistent)
         lock.release()
     }
 
@@ -140,14 +158,20 @@ final class DiskStore: Sendable {
         let tmp = "\(root)/\(Self.objectsFolder)/\(name.shard)/\(Self.temporaryName(for: name, serial: serial))"
         let final = path(of: name)
         do {
+            try DiskStore.injectFault(.open, tmp)
             let fd = try FileDescriptor.open(
                 FilePath(tmp), .writeOnly, options: [.create, .exclusiveCreate, .closeOnExec, .noFollow],
                 permissions: [.ownerReadWrite]
             )
             try fd.closeAfter {
+                try DiskStore.injectFault(.write, tmp)
                 _ = try bytes.withUnsafeBytes { try fd.writeAll($0) }
-                if syncsEveryWrite, fsync(fd.rawValue) != 0 { throw Errno(rawValue: errno) }
+                if syncsEveryWrite {
+                    try DiskStore.injectFault(.fsync, tmp)
+                    if fsync(fd.rawValue) != 0 { throw Errno(rawValue: errno) }
+                }
             }
+            try DiskStore.injectFault(.rename, final)
             guard rename(tmp, final) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             unlink(tmp)
@@ -175,6 +199,7 @@ final class DiskStore: Sendable {
         let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .fileOperation("Opening the cache directory", path: root, errno: errno) }
         defer { Glibc.close(fd) }
+        if let code = DiskFaults.failure(.fsync, path: root) { throw .fileOperation("Flushing the cache directory", path: root, errno: code) }
         guard kache_syncfs(fd) == 0 else { throw .fileOperation("Flushing the cache directory", path: root, errno: errno) }
     }
 
@@ -186,23 +211,36 @@ final class DiskStore: Sendable {
         case missing
         /// The file is not a valid entry for `name`; `inode` identifies the file read.
         case damaged(EntryFile.Damage, inode: UInt64)
+        /// The file could not be opened or read (`EMFILE`, `EACCES`, `EIO`,
+        /// `ENOMEM`…): that says nothing about its bytes, so it is not damage.
+        case unreadable(errno: Int32)
     }
 
     /// Reads and verifies the file of `name` (checksum, format, that it holds
     /// this very key), and decompresses its payload. Never traps.
     /// - Parameter maximumLength: longer files are damaged without being read.
     func read(_ name: EntryName, maximumLength: Int) -> ReadResult {
-        let fd = open(path(of: name), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return errno == ENOENT ? .missing : .damaged(.truncated(length: 0), inode: 0) }
+        let path = path(of: name)
+        let fd = DiskStore.openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: return .missing
+            // O_NOFOLLOW met a symbolic link planted in the file's place.
+            case ELOOP: return .damaged(.badMagic, inode: 0)
+            case let code: return .unreadable(errno: code)
+            }
+        }
         defer { Glibc.close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .damaged(.badMagic, inode: 0) }
+        guard fstat(fd, &info) == 0 else { return .unreadable(errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .damaged(.badMagic, inode: 0) }
         let length = Int(info.st_size)
         let inode = UInt64(info.st_ino)
         guard length <= maximumLength else { return .damaged(.lengthMismatch(expected: maximumLength, actual: length), inode: inode) }
         var file = Data(count: length)
-        let complete = file.withUnsafeMutableBytes { DiskStore.readFully(fd, into: $0) }
-        guard complete else { return .damaged(.truncated(length: length), inode: inode) }
+        let got = file.withUnsafeMutableBytes { DiskStore.readFully(fd, path: path, at: 0, into: $0) }
+        guard got >= 0 else { return .unreadable(errno: errno) }
+        guard got == length else { return .damaged(.truncated(length: got), inode: inode) }
         let decoded = file.withUnsafeBytes { raw in
             Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
         }
@@ -217,38 +255,27 @@ final class DiskStore: Sendable {
         }
     }
 
-    /// Reads until `buffer` is full; false on an error or an early end of file.
-    private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < buffer.count {
-            let n = Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return false }
-            offset += n
-        }
-        return true
-    }
-
     // MARK: - Quarantine
 
     /// Moves a damaged file of `name` aside into `quarantine/`, if it is still
-    /// the file that was read (`inode`, 0 for any). Returns whether it moved one.
-    /// Call inside `withExclusiveAccess(to:)`.
+    /// the file that was read (`inode`, 0 for any). Call inside `withExclusiveAccess(to:)`.
+    /// - Returns: the bytes the moved file occupies (0 when it was deleted
+    ///   instead), or nil when it moved nothing.
     @discardableResult
-    func quarantine(_ name: EntryName, inode: UInt64) -> Bool {
+    func quarantine(_ name: EntryName, inode: UInt64) -> Int? {
         quarantine(path: path(of: name), inode: inode)
     }
 
     /// Moves the file at `path` into `quarantine/` under a unique name.
     @discardableResult
-    func quarantine(path source: String, inode: UInt64) -> Bool {
+    func quarantine(path source: String, inode: UInt64) -> Int? {
         var info = stat()
-        guard lstat(source, &info) == 0, inode == 0 || UInt64(info.st_ino) == inode else { return false }
+        guard lstat(source, &info) == 0, inode == 0 || UInt64(info.st_ino) == inode else { return nil }
         let serial = tmpCounter.wrappingAdd(1, ordering: .relaxed).oldValue
         let base = (source as NSString).lastPathComponent
-        let target = "\(root)/\(Self.quarantineFolder)/\(base).\(Int(Date().timeIntervalSince1970)).\(getpid()).\(serial)"
-        if rename(source, target) == 0 { return true }
-        return unlink(source) == 0
+        let target = "\(root)/\(Self.quarantineFolder)/\(base).\(Int(Date().timeIntervalSince1970)).\(Self.processID).\(serial)"
+        if rename(source, target) == 0 { return Int(info.st_blocks) * 512 }
+        return unlink(source) == 0 ? 0 : nil
     }
 
     // MARK: - Scanning
@@ -261,42 +288,56 @@ final class DiskStore: Sendable {
 
     /// Reads the header of every file under `objects/` (never a payload), on
     /// all cores. Files that are not valid entries, or that sit under a name
-    /// that is not their own, are moved to quarantine and counted; temporary
-    /// files a crash left are deleted.
+    /// that is not their own, are moved to quarantine and counted. Temporary
+    /// files are deleted when `deletingTemporaryFiles` (at open, under the
+    /// lock and before any write, they are what a crash left); otherwise they
+    /// may be writes in progress and are left alone.
+    ///
+    /// - Throws: when a folder can't be listed or a file can't be opened or
+    ///   read (descriptors exhausted, permission, I/O error): the index can't
+    ///   be rebuilt without it, and such a file is not damage, so nothing is
+    ///   moved for it.
     /// - Complexity: O(files), one open and one small read each.
-    func scanHeaders() -> (files: [ScannedFile], quarantined: Int) {
-        let results = Locked<[ScannedFile]>([])
-        let quarantined = Atomic<Int>(0)
+    func scanHeaders(deletingTemporaryFiles: Bool) throws(KacheError) -> (files: [ScannedFile], quarantined: Int) {
+        let results = Locked<(files: [ScannedFile], quarantined: Int, failure: KacheError?)>(([], 0, nil))
         DispatchQueue.concurrentPerform(iterations: 256) { shard in
             let folder = "\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))"
             var files: [ScannedFile] = []
             var damaged = 0
-            for fileName in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-                let path = "\(folder)/\(fileName)"
-                // The scan runs at open, under the lock, before any write: a
-                // temporary file here is one a crash interrupted.
-                if DiskStore.isTemporaryName(fileName) {
-                    unlink(path)
-                    continue
-                }
-                switch DiskStore.readHeader(path: path) {
-                case let .success(file):
-                    let name = EntryName(space: file.header.space, key: file.header.key)
-                    if name.fileName == fileName, name.shard == DiskStore.shardName(shard) {
-                        files.append(file)
-                    } else {
-                        damaged += quarantine(path: path, inode: 0) ? 1 : 0
+            do throws(KacheError) {
+                for fileName in try DiskStore.listFolder(folder) {
+                    let path = "\(folder)/\(fileName)"
+                    if DiskStore.isTemporaryName(fileName) {
+                        if deletingTemporaryFiles { unlink(path) }
+                        continue
                     }
-                case .failure(.missing):
-                    continue
-                case .failure:
-                    damaged += quarantine(path: path, inode: 0) ? 1 : 0
+                    switch DiskStore.readHeader(path: path) {
+                    case let .success(file):
+                        let name = EntryName(space: file.header.space, key: file.header.key)
+                        if name.fileName == fileName, name.shard == DiskStore.shardName(shard) {
+                            files.append(file)
+                        } else {
+                            damaged += quarantine(path: path, inode: 0) == nil ? 0 : 1
+                        }
+                    case .failure(.missing):
+                        continue
+                    case let .failure(.unreadable(code)):
+                        throw .fileOperation("Reading an entry file's header", path: path, errno: code)
+                    case .failure(.damaged):
+                        damaged += quarantine(path: path, inode: 0) == nil ? 0 : 1
+                    }
                 }
+            } catch {
+                results.withLock { $0.failure = $0.failure ?? error }
             }
-            results.withLock { $0.append(contentsOf: files) }
-            quarantined.wrappingAdd(damaged, ordering: .relaxed)
+            results.withLock {
+                $0.files.append(contentsOf: files)
+                $0.quarantined += damaged
+            }
         }
-        return (results.withLock { $0 }, quarantined.load(ordering: .relaxed))
+        let (files, quarantined, failure) = results.withLock { $0 }
+        if let failure { throw failure }
+        return (files, quarantined)
     }
 
     /// Deletes the temporary files in the shard folders. Only for the lock
@@ -304,15 +345,42 @@ final class DiskStore: Sendable {
     func removeTemporaryFiles() {
         for shard in 0 ..< 256 {
             let folder = "\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))"
-            for fileName in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where DiskStore.isTemporaryName(fileName) {
+            for fileName in (try? DiskStore.listFolder(folder)) ?? [] where DiskStore.isTemporaryName(fileName) {
                 unlink("\(folder)/\(fileName)")
             }
+        }
+    }
+
+    /// The names in a folder (without `.` and `..`); empty when it does not exist.
+    /// - Throws: when it exists and can't be listed, with the reason.
+    static func listFolder(_ path: String) throws(KacheError) -> [String] {
+        if let code = DiskFaults.failure(.open, path: path + "/") {
+            throw .fileOperation("Listing the folder", path: path, errno: code)
+        }
+        guard let folder = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw .fileOperation("Listing the folder", path: path, errno: errno)
+        }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(folder) else {
+                if errno != 0 { throw .fileOperation("Listing the folder", path: path, errno: errno) }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
         }
     }
 
     enum HeaderReadFailure: Error {
         case missing
         case damaged(EntryFile.Damage)
+        /// Not damage: see `ReadResult.unreadable`.
+        case unreadable(Int32)
     }
 
     /// Reads and checks one file's header and names and, when `verifyingChecksum`,
@@ -322,21 +390,28 @@ final class DiskStore: Sendable {
     /// kind still parses, and would otherwise be swept as expired or filed under
     /// the wrong key space instead of being quarantined.
     static func readHeader(path: String, verifyingChecksum: Bool = true) -> Result<ScannedFile, HeaderReadFailure> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return .failure(errno == ENOENT ? .missing : .damaged(.badMagic)) }
+        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: return .failure(.missing)
+            case ELOOP: return .failure(.damaged(.badMagic))
+            case let code: return .failure(.unreadable(code))
+            }
+        }
         defer { Glibc.close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return .failure(.damaged(.badMagic)) }
+        guard fstat(fd, &info) == 0 else { return .failure(.unreadable(errno)) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .failure(.damaged(.badMagic)) }
         let length = Int(info.st_size)
         // Header and both names fit in 48 + 2 × 65,535 bytes.
         let wanted = verifyingChecksum ? length : min(length, EntryFile.headerSize + 2 * Int(UInt16.max))
         var prefix = [UInt8](repeating: 0, count: min(wanted, 4096))
-        var got = prefix.withUnsafeMutableBytes { DiskStore.readFully(fd, at: 0, into: $0) }
+        var got = prefix.withUnsafeMutableBytes { DiskStore.readFully(fd, path: path, at: 0, into: $0) }
         if got == prefix.count, wanted > prefix.count {
             prefix = [UInt8](repeating: 0, count: wanted)
-            got = prefix.withUnsafeMutableBytes { DiskStore.readFully(fd, at: 0, into: $0) }
+            got = prefix.withUnsafeMutableBytes { DiskStore.readFully(fd, path: path, at: 0, into: $0) }
         }
-        guard got >= 0 else { return .failure(.damaged(.truncated(length: 0))) }
+        guard got >= 0 else { return .failure(.unreadable(errno)) }
         let decoded = prefix.withUnsafeBytes { raw in
             Result { () throws(EntryFile.Damage) in
                 let read = UnsafeRawBufferPointer(rebasing: raw[..<got])
@@ -353,7 +428,11 @@ final class DiskStore: Sendable {
 
     /// Reads from `offset` until `buffer` is full or the file ends; the bytes
     /// read, or -1 on an error.
-    private static func readFully(_ fd: Int32, at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    private static func readFully(_ fd: Int32, path: String, at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if let code = DiskFaults.failure(.read, path: path) {
+            errno = code
+            return -1
+        }
         var done = 0
         while done < buffer.count {
             let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
@@ -365,6 +444,57 @@ final class DiskStore: Sendable {
         return done
     }
 
+    // MARK: - Footprint
+
+    /// Bytes the directory occupies besides entry files and the manifest, as
+    /// `du` counts them: every folder, the lock and the dirty marker, and
+    /// everything in `tmp/` and `quarantine/`. Links are not followed.
+    /// - Complexity: O(folders + files outside the shard folders).
+    func measureFootprint() -> Int {
+        DiskStore.footprint(of: root)
+    }
+
+    /// `measureFootprint()` of the directory at `root`; reads only metadata.
+    static func footprint(of root: String) -> Int {
+        func allocated(_ path: String) -> (bytes: Int, isFolder: Bool) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return (0, false) }
+            return (Int(info.st_blocks) * 512, (info.st_mode & S_IFMT) == S_IFDIR)
+        }
+        // Below `folder`, every file and folder; in a shard folder only the folder itself.
+        func total(_ folder: String, depth: Int) -> Int {
+            var sum = allocated(folder).bytes
+            for name in (try? DiskStore.listFolder(folder)) ?? [] {
+                let path = "\(folder)/\(name)"
+                if depth == 0, name == manifestFile { continue }
+                let (bytes, isFolder) = allocated(path)
+                if isFolder {
+                    sum += depth == 1 && folder.hasSuffix("/\(objectsFolder)") ? bytes : total(path, depth: depth + 1)
+                } else {
+                    sum += bytes
+                }
+            }
+            return sum
+        }
+        return total(root, depth: 0)
+    }
+
+    // MARK: - Injected faults (tests only)
+
+    /// `open(2)`, or the failure a test injected for `path` (`DiskFaults`).
+    static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        if let code = DiskFaults.failure(.open, path: path) {
+            errno = code
+            return -1
+        }
+        return open(path, flags, mode)
+    }
+
+    /// Throws the failure a test injected for `operation` on `path`, if any.
+    static func injectFault(_ operation: DiskFaults.Operation, _ path: String) throws(Errno) {
+        if let code = DiskFaults.failure(operation, path: path) { throw Errno(rawValue: code) }
+    }
+
     // MARK: - Manifest
 
     /// Writes the manifest atomically and durably: temporary file, fsync, rename, fsync of the folder.
@@ -372,14 +502,18 @@ final class DiskStore: Sendable {
         let final = "\(root)/\(Self.manifestFile)"
         let tmp = "\(root)/\(Self.tmpFolder)/manifest.\(getpid())"
         do {
+            try DiskStore.injectFault(.open, tmp)
             let fd = try FileDescriptor.open(
                 FilePath(tmp), .writeOnly, options: [.create, .truncate, .closeOnExec, .noFollow],
                 permissions: [.ownerReadWrite]
             )
             try fd.closeAfter {
+                try DiskStore.injectFault(.write, tmp)
                 _ = try bytes.withUnsafeBytes { try fd.writeAll($0) }
+                try DiskStore.injectFault(.fsync, tmp)
                 if fsync(fd.rawValue) != 0 { throw Errno(rawValue: errno) }
             }
+            try DiskStore.injectFault(.rename, final)
             guard rename(tmp, final) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             unlink(tmp)
@@ -398,7 +532,7 @@ final class DiskStore: Sendable {
     /// fails to decode, so it is quarantined and never followed.
     func readManifest() throws(KacheError) -> [UInt8]? {
         let path = "\(root)/\(Self.manifestFile)"
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        let fd = DiskStore.openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             switch errno {
             case ENOENT: return nil
@@ -411,7 +545,7 @@ final class DiskStore: Sendable {
         guard fstat(fd, &info) == 0 else { throw .fileOperation("Reading the manifest", path: path, errno: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return [] }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        let got = bytes.withUnsafeMutableBytes { DiskStore.readFully(fd, at: 0, into: $0) }
+        let got = bytes.withUnsafeMutableBytes { DiskStore.readFully(fd, path: path, at: 0, into: $0) }
         guard got >= 0 else { throw .fileOperation("Reading the manifest", path: path, errno: errno) }
         return Array(bytes[..<got])
     }
@@ -429,9 +563,18 @@ final class DiskStore: Sendable {
     /// Called before an index change and the file work it implies: counts the
     /// change as under way and marks the manifest as stale. Pair with `endChange()`
     /// once the file work is done (or queued for the write-behind thread).
-    func beginChange() {
+    ///
+    /// Returns false, counting nothing, once `stopChanges()` was called: the
+    /// caller must then touch no file. (Both sides use sequentially consistent
+    /// atomics: a change either counts before the closer looks, or sees it closing.)
+    func beginChange() -> Bool {
         changesUnderWay.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        guard !isClosing.load(ordering: .sequentiallyConsistent) else {
+            changesUnderWay.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+            return false
+        }
         noteChange()
+        return true
     }
 
     /// Ends a change begun with `beginChange()`.

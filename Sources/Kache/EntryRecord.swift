@@ -28,7 +28,10 @@ struct Removal: Sendable {
     var spaceIndex: Int
     var space: String
     var key: String
-    var sequence: UInt64
+    /// Its record as it left, without the value: enough to put it back.
+    var record: EntryRecord
     /// False when no file was ever written or scheduled for it.
     var hasFile: Bool
+
+    var sequence: UInt64 { record.sequence }
 }

@@ -47,38 +47,46 @@ public final class Kache: Sendable {
     ///   when it can't be created or written, ``KacheError/invalidConfiguration(_:)``.
     public init(directory: URL, configuration: Configuration = Configuration()) throws {
         let configuration = try configuration.validated()
-        self.configuration = configuration
         let keepsFiles = configuration.durability != .memory
         let disk = keepsFiles
             ? try DiskStore(root: directory.standardizedFileURL.path, syncsEveryWrite: configuration.durability == .fsync)
             : nil
-        store = Store(StoreState(
+        let store = Store(StoreState(
             memoryLimit: configuration.memoryBudget, keepsFiles: keepsFiles,
             diskBudget: configuration.diskBudget, allocationUnit: disk?.allocationUnit ?? 4096
         ))
-        if let disk {
-            self.directory = directory
-            let persister = Persister(store: store, disk: disk, logger: configuration.logger)
-            self.persister = persister
-            writeBehind = configuration.durability == .async
-                ? WriteBehind(persister: persister, limit: max(configuration.memoryBudget / 2, 4 << 20))
-                : nil
-        } else {
-            self.directory = nil
-            persister = nil
-            writeBehind = nil
-        }
-        (defaultPoolIndex, defaultQueueIndex) = try store.withLock { state throws(KacheError) in
-            (try state.keySpace(named: Kache.defaultPoolName, kind: .pool, capacity: configuration.defaultPoolCapacity).index,
-             try state.keySpace(named: Kache.defaultQueueName, kind: .queue, capacity: configuration.defaultQueueCapacity).index)
-        }
         do {
-            try restoreIndex()
+            (defaultPoolIndex, defaultQueueIndex) = try store.withLock { state throws(KacheError) in
+                (try state.keySpace(named: Kache.defaultPoolName, kind: .pool, capacity: configuration.defaultPoolCapacity).index,
+                 try state.keySpace(named: Kache.defaultQueueName, kind: .queue, capacity: configuration.defaultQueueCapacity).index)
+            }
         } catch {
-            writeBehind?.stop()
             disk?.close()
             throw error
         }
+        self.configuration = configuration
+        self.store = store
+        self.directory = disk == nil ? nil : directory
+        let persister = disk.map { Persister(store: store, disk: $0, logger: configuration.logger) }
+        self.persister = persister
+        writeBehind = configuration.durability == .async ? persister.map {
+            WriteBehind(persister: $0, limit: max(configuration.memoryBudget / 2, 4 << 20))
+        } : nil
+        do {
+            try restoreIndex(atOpen: true)
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    /// Undoes a failed `init`, whose `deinit` runs next: marks the cache closed
+    /// (so `deinit` writes nothing), stops the writer thread and releases the
+    /// lock, each exactly once.
+    private func abandon() {
+        store.withLock { $0.isClosed = true }
+        writeBehind?.stop()
+        disk?.close()
     }
 
     /// Creates a cache that lives in memory only (`memory` durability).
@@ -192,6 +200,7 @@ public final class Kache: Sendable {
                 memoryEvictions: state.counters.memoryEvictions,
                 quarantined: state.counters.quarantined,
                 writeErrors: state.counters.writeErrors,
+                readErrors: state.counters.readErrors,
                 entries: state.spaces.reduce(0) { $0 + $1.count },
                 entriesInMemory: state.memory.values,
                 bytesInMemory: state.memory.bytes,
@@ -199,6 +208,7 @@ public final class Kache: Sendable {
                 filesOnDisk: state.filesOnDisk,
                 bytesOnDisk: state.bytesOnDisk,
                 allocatedBytes: state.budget.charged,
+                reservedBytes: state.diskUse() - state.budget.charged,
                 diskBudget: state.budget.limit,
                 budgetEvictions: state.budget.evictions,
                 budgetEvictedBytes: state.budget.evictedBytes,
@@ -238,8 +248,9 @@ public final class Kache: Sendable {
         )
         let insertion = try store.withLock { state throws(KacheError) in
             guard !state.isClosed else { throw .closed }
-            if let limit = state.budget.limit, state.budget.allocation(forLength: file.bytes.count) > limit {
-                throw .exceedsDiskBudget(bytes: state.budget.allocation(forLength: file.bytes.count), budget: limit)
+            if let limit = state.budget.limit {
+                let needed = state.diskUseAlone(fileLength: file.bytes.count, keyBytes: key.utf8.count)
+                guard needed <= limit else { throw .exceedsDiskBudget(bytes: needed, budget: limit) }
             }
             return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: file.bytes.count)
         }
@@ -249,14 +260,18 @@ public final class Kache: Sendable {
             writeBehind.enqueue([.write(write)] + insertion.removals.map { .delete($0) })
             return
         }
-        // Deletions first, so the directory stays within the disk budget at every moment.
-        insertion.removals.forEach(persister.delete)
+        // The new file first, the victims' files after: if the write fails, the
+        // entries it evicted are put back with their files untouched. The budget
+        // was charged at insert, so the directory is within it once this returns.
         do {
             try persister.write(write)
         } catch {
-            store.withLock { $0.rollBack(space: space, key: key, sequence: insertion.sequence, to: insertion.previous) }
+            let trimmed = store.withLock { $0.rollBack(insertion, space: space, key: key) }
+            // Only the files of entries that stayed out go (a delete skips keys in the index).
+            (insertion.removals + trimmed).forEach(persister.delete)
             throw error
         }
+        insertion.removals.forEach(persister.delete)
     }
 
     func fetch(space ref: KeySpace.Ref, key: String) -> Data? {
@@ -287,9 +302,11 @@ public final class Kache: Sendable {
     /// under way for `DiskStore`: the manifest is marked stale before the index
     /// changes, and a concurrent `save()` does not call its manifest complete
     /// until the files match. Every path that changes the index goes through here.
+    ///
+    /// Once `close()` has begun, `body` runs uncounted: it then finds the index
+    /// closed and touches nothing.
     func changingFiles<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
-        guard let disk else { return try body() }
-        disk.beginChange()
+        guard let disk, disk.beginChange() else { return try body() }
         defer { disk.endChange() }
         return try body()
     }
@@ -305,9 +322,11 @@ public final class Kache: Sendable {
         }
     }
 
-    /// The longest file a valid entry can have under this configuration.
+    /// The longest file a valid entry can have, in any configuration: a value
+    /// stored under a larger `maximumValueSize` than today's is still read,
+    /// never taken for damage.
     var maximumFileLength: Int {
-        EntryFile.headerSize + 2 * Int(UInt16.max) + configuration.maximumValueSize
+        EntryFile.headerSize + 2 * Int(UInt16.max) + EntryFile.maximumPayload
     }
 
     private func validate(key: String) throws(KacheError) {

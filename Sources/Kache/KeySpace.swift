@@ -51,6 +51,15 @@ struct KeySpace: Sendable {
         return previous
     }
 
+    /// Puts back an entry that left: like `upsert`, but a Queue item goes in
+    /// front (it was taken from there).
+    /// - Complexity: O(log n) amortized.
+    mutating func reinstate(_ key: String, _ record: EntryRecord) {
+        entries[key] = record
+        expiry.insert(key: key, expiry: record.expiry, sequence: record.sequence)
+        if kind == .queue { fifo.prepend(key) }
+    }
+
     /// The live version check used by the expiry index.
     func isLive(_ item: ExpiryIndex.Item) -> Bool {
         entries[item.key]?.sequence == item.sequence

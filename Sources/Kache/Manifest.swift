@@ -55,6 +55,12 @@ struct Manifest: Sendable, Equatable {
     var diskBudget: Int?
     var spaces: [Space]
 
+    /// The length of `encoded()` for key spaces whose names take
+    /// `spaceNameBytes` in all, holding `entries` entries whose keys take `keyBytes`.
+    static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int) -> Int {
+        44 + spaces * 47 + spaceNameBytes + entries * 26 + keyBytes
+    }
+
     /// The manifest's bytes.
     /// - Complexity: O(entries)
     func encoded() -> [UInt8] {

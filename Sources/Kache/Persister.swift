@@ -88,8 +88,13 @@ struct Persister: Sendable {
     }
 
     /// Reads the file of a live entry whose value is not in memory, verifies it,
-    /// and promotes the value. A missing or damaged file reads as a miss; a
-    /// damaged one is moved to quarantine, counted and logged.
+    /// and promotes the value.
+    ///
+    /// A missing or damaged file reads as a miss and the entry leaves the index
+    /// (a damaged file is moved to quarantine, counted and logged), as a change
+    /// under way, so the manifest is marked stale first. A file that can't be
+    /// opened or read (`EMFILE`, `EACCES`, `EIO`…) is not damage: the read is a
+    /// miss, counted in `readErrors` and logged, and nothing changes.
     func read(space: Int, key: String, name: EntryName, sequence: UInt64, maximumLength: Int) -> Data? {
         switch disk.read(name, maximumLength: maximumLength) {
         case let .entry(header, payload) where header.sequence == sequence:
@@ -98,20 +103,47 @@ struct Persister: Sendable {
         case .entry, .missing:
             // The file holds another version (a newer one landed after the lookup)
             // or is gone: nothing to trust for this version.
-            store.withLock { state in
-                state.counters.misses += 1
-                state.drop(space: space, key: key, sequence: sequence)
+            changingIndex {
+                store.withLock { state in
+                    state.counters.misses += 1
+                    state.drop(space: space, key: key, sequence: sequence)
+                }
             }
             return nil
         case let .damaged(damage, inode):
-            let moved = disk.withExclusiveAccess(to: name) { disk.quarantine(name, inode: inode) }
-            logger.warning("Kache moved a damaged entry file to quarantine: \(damage)", metadata: ["file": "\(disk.path(of: name))"])
-            store.withLock { state in
-                state.counters.misses += 1
-                if moved { state.counters.quarantined += 1 }
-                state.drop(space: space, key: key, sequence: sequence)
+            changingIndex {
+                let moved = disk.withExclusiveAccess(to: name) { disk.quarantine(name, inode: inode) }
+                logger.warning("Kache moved a damaged entry file to quarantine: \(damage)", metadata: ["file": "\(disk.path(of: name))"])
+                store.withLock { state in
+                    state.counters.misses += 1
+                    if let moved { state.noteQuarantined(bytes: moved) }
+                    state.drop(space: space, key: key, sequence: sequence)
+                }
             }
             return nil
+        case let .unreadable(code):
+            noteUnreadable(name, errno: code)
+            return nil
         }
+    }
+
+    /// Counts and logs a read that failed for a reason other than the file's bytes.
+    func noteUnreadable(_ name: EntryName, errno code: Int32) {
+        logger.warning(
+            "Kache could not read an entry file; it reads as a miss and stays in place",
+            metadata: ["file": "\(disk.path(of: name))", "errno": "\(code)", "error": "\(String(cString: strerror(code)))"]
+        )
+        store.withLock { state in
+            state.counters.misses += 1
+            state.counters.readErrors += 1
+        }
+    }
+
+    /// Runs `body`, an index change with file work, as a change under way
+    /// (`DiskStore.beginChange()`); does nothing once the cache is closing.
+    func changingIndex(_ body: () -> Void) {
+        guard disk.beginChange() else { return }
+        defer { disk.endChange() }
+        body()
     }
 }

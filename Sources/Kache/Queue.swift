@@ -96,7 +96,7 @@ extension Kache {
             let now = clock.nanosecondsSince1970()
             if !remove {
                 let oldest = store.withLock { state -> (key: String, sequence: UInt64, expiry: Timestamp)? in
-                    guard let key = state.spaces[space].oldestKey(), let record = state.spaces[space].entries[key] else { return nil }
+                    guard !state.isClosed, let key = state.spaces[space].oldestKey(), let record = state.spaces[space].entries[key] else { return nil }
                     return (key, record.sequence, record.expiry)
                 }
                 guard let oldest else { return nil }
@@ -105,6 +105,8 @@ extension Kache {
                     continue
                 }
                 if let value = fetch(space: ref, key: oldest.key) { return value }
+                // The file could not be read for now (it is still there): a miss, not a loop.
+                if store.withLock({ $0.isCurrent(space: space, key: oldest.key, sequence: oldest.sequence) }) { return nil }
                 continue
             }
             let taken = store.withLock { $0.popOldest(space: space, now: now) }
@@ -115,27 +117,47 @@ extension Kache {
                 return value
             }
             // Only in its file: read it before the file is scheduled for deletion.
-            let data = readRemoved(removal)
-            discard([removal])
-            if let data { return data }
+            switch readRemoved(removal) {
+            case let .value(data):
+                discard([removal])
+                return data
+            case .gone:
+                discard([removal])
+            case .unreadable:
+                // Not damage: the item goes back in front, its file kept, and the pop is a miss.
+                store.withLock { $0.reinstate(removal) }
+                return nil
+            }
         }
     }
 
-    /// Reads the file of an entry already taken out of the index (a popped Queue item).
-    private func readRemoved(_ removal: Removal) -> Data? {
-        guard let persister else { return nil }
+    private enum RemovedRead {
+        case value(Data)
+        /// Missing, damaged (and quarantined) or another version: nothing to deliver.
+        case gone
+        /// The file could not be read now, for a reason other than its bytes.
+        case unreadable
+    }
+
+    /// Reads the file of an entry already taken out of the index (a popped
+    /// Queue item). Call inside `changingFiles`.
+    private func readRemoved(_ removal: Removal) -> RemovedRead {
+        guard let persister else { return .gone }
         let name = EntryName(space: removal.space, key: removal.key)
         switch persister.disk.read(name, maximumLength: maximumFileLength) {
         case let .entry(header, payload) where header.sequence == removal.sequence:
             store.withLock { $0.counters.diskHits += 1 }
-            return payload
+            return .value(payload)
         case let .damaged(damage, inode):
             let moved = persister.disk.withExclusiveAccess(to: name) { persister.disk.quarantine(name, inode: inode) }
             configuration.logger.warning("Kache moved a damaged Queue item to quarantine: \(damage)")
-            if moved { store.withLock { $0.counters.quarantined += 1 } }
-            return nil
+            if let moved { store.withLock { $0.noteQuarantined(bytes: moved) } }
+            return .gone
+        case let .unreadable(code):
+            persister.noteUnreadable(name, errno: code)
+            return .unreadable
         case .entry, .missing:
-            return nil
+            return .gone
         }
     }
 }

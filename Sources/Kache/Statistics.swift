@@ -21,6 +21,10 @@ public struct Statistics: Sendable, Equatable, Codable {
     public var quarantined: UInt64
     /// Files that could not be written (disk full, I/O error).
     public var writeErrors: UInt64
+    /// Reads that could not open or read a file for a reason that says nothing
+    /// about its bytes (descriptors exhausted, permission, I/O error, memory):
+    /// each was a miss that left the file and the entry in place.
+    public var readErrors: UInt64
     /// Live entries (in memory or on disk), in every key space.
     public var entries: Int
     /// Values held in memory.
@@ -36,6 +40,12 @@ public struct Statistics: Sendable, Equatable, Codable {
     /// Bytes the entry files occupy on the file system (whole blocks, as `du` counts),
     /// including files still being written in `async` durability.
     public var allocatedBytes: Int
+    /// Bytes the directory needs besides the entry files, counted against the
+    /// disk budget: its folders, lock and quarantined files (as measured at
+    /// open, `load()` and `save()`), and room for two copies of the manifest
+    /// and for the folders' entries. `allocatedBytes + reservedBytes` is
+    /// what the budget limits.
+    public var reservedBytes: Int
     /// The disk budget, or nil for none.
     public var diskBudget: Int?
     /// Entries evicted to stay within the disk budget (at open too, when the budget shrank).

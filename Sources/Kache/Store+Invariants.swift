@@ -60,6 +60,6 @@ extension Kache {
     func abandonForTesting() {
         store.withLock { $0.isClosed = true }
         writeBehind?.stop()
-        disk?.close()
+        disk?.abandon()
     }
 }

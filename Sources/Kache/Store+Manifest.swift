@@ -30,6 +30,7 @@ extension StoreState {
         bytesOnDisk = 0
         rawBytes = 0
         budget.charged = 0
+        budget.keyBytes = 0
     }
 
     /// Drops every value from memory (their files stay).

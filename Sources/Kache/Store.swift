@@ -33,6 +33,7 @@ struct StoreState: Sendable {
         var memoryEvictions: UInt64 = 0
         var quarantined: UInt64 = 0
         var writeErrors: UInt64 = 0
+        var readErrors: UInt64 = 0
     }
 
     /// The top level's index in `spaces`.
@@ -97,15 +98,22 @@ struct StoreState: Sendable {
         var sequence: UInt64
         /// The version it replaced, for rolling back a failed write.
         var previous: EntryRecord?
-        /// Entries swept, evicted or dropped to make room, whose files must go.
-        var removals: [Removal]
+        /// Entries whose time had passed.
+        var expired: [Removal]
+        /// Entries evicted to make room: by a full Pool or Queue, or for the
+        /// disk budget. A failed write puts them back.
+        var evicted: [Removal] = []
+        var evictedForBudget: [Removal] = []
+
+        /// Every entry that left the index, whose file must go.
+        var removals: [Removal] { expired + evicted + evictedForBudget }
     }
 
     /// Sweeps expired keys, makes room in a full Pool or Queue and within the
     /// disk budget, then inserts. `fileLength` is the length of the entry's file.
     /// - Complexity: O(log n) plus O(log n) per key swept or evicted.
     mutating func insert(space: Int, key: String, value: Data, expiry: Timestamp, now: Timestamp, fileLength: Int = 0) -> Insertion {
-        var removals = sweep(now: now)
+        var insertion = Insertion(sequence: nextSequence, expired: sweep(now: now))
         mutations += 1
         counters.sets += 1
         let sequence = nextSequence
@@ -117,36 +125,39 @@ struct StoreState: Sendable {
             while spaces[space].entries[key] == nil, spaces[space].count >= spaces[space].capacity,
                   let (victim, record) = spaces[space].popEarliest()
             {
-                removals.append(forget(space: space, key: victim, record: record))
+                insertion.evicted.append(forget(space: space, key: victim, record: record))
                 spaces[space].counters.evictions += 1
                 counters.evictions += 1
             }
         case .queue:
             spaces[space].counters.pushes += 1
             while spaces[space].count >= spaces[space].capacity, let (victim, record) = spaces[space].popOldest() {
-                removals.append(forget(space: space, key: victim, record: record))
+                insertion.evicted.append(forget(space: space, key: victim, record: record))
                 spaces[space].counters.evictions += 1
                 counters.evictions += 1
             }
         }
         let charge = keepsFiles ? budget.allocation(forLength: fileLength) : 0
-        removals += makeRoom(forBytes: charge - (spaces[space].entries[key]?.charge ?? 0))
+        insertion.evictedForBudget = makeRoom(forBytes: charge - (spaces[space].entries[key]?.charge ?? 0), newKeyBytes: key.utf8.count)
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
             isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0, charge: charge
         )
         let previous = spaces[space].upsert(key, record)
         budget.charged += charge - (previous?.charge ?? 0)
+        if previous == nil { budget.keyBytes += key.utf8.count }
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
         admitToMemory(space: space, key: key, sequence: sequence, size: value.count)
         enforceMemoryBudget()
-        return Insertion(sequence: sequence, previous: previous, removals: removals)
+        insertion.previous = previous
+        return insertion
     }
 
     /// Removes every expired entry, in every key space.
     /// - Complexity: O(log n) per expired entry plus O(key spaces); never a scan.
     mutating func sweep(now: Timestamp) -> [Removal] {
+        guard !isClosed else { return [] }
         var removals: [Removal] = []
         for space in spaces.indices {
             while let (key, record) = spaces[space].popExpired(now: now) {
@@ -161,7 +172,7 @@ struct StoreState: Sendable {
 
     /// Removes `key` if present.
     mutating func remove(space: Int, key: String) -> Removal? {
-        guard let record = spaces[space].entries.removeValue(forKey: key) else { return nil }
+        guard !isClosed, let record = spaces[space].entries.removeValue(forKey: key) else { return nil }
         mutations += 1
         return forget(space: space, key: key, record: record)
     }
@@ -175,6 +186,7 @@ struct StoreState: Sendable {
 
     /// Removes every entry of one key space, or of all when `space` is nil.
     mutating func removeAll(space: Int?) -> [Removal] {
+        guard !isClosed else { return [] }
         var removals: [Removal] = []
         for index in spaces.indices where space == nil || space == index {
             for (key, record) in spaces[index].entries {
@@ -191,30 +203,66 @@ struct StoreState: Sendable {
         releaseFromMemory(record)
         rawBytes -= record.rawSize
         budget.charged -= record.charge
+        budget.keyBytes -= key.utf8.count
         if record.fileSize > 0 {
             filesOnDisk -= 1
             bytesOnDisk -= record.fileSize
         }
+        var kept = record
+        kept.value = nil
         return Removal(
-            spaceIndex: space, space: spaces[space].name, key: key, sequence: record.sequence,
+            spaceIndex: space, space: spaces[space].name, key: key, record: kept,
             hasFile: record.fileSize > 0 || record.isPendingWrite
         )
     }
 
-    /// Puts back the version a failed write replaced (its file is untouched).
-    mutating func rollBack(space: Int, key: String, sequence: UInt64, to previous: EntryRecord?) {
-        guard let current = spaces[space].entries[key], current.sequence == sequence else { return }
+    /// Undoes an insert whose file could not be written: removes its version,
+    /// and puts back the version it replaced and the entries it evicted, whose
+    /// files are untouched (a synchronous insert deletes them only after its
+    /// own file is written). An entry is put back only if no newer version of
+    /// its key arrived meanwhile and its file holds it.
+    /// - Returns: entries evicted to keep capacities and the disk budget after
+    ///   putting the others back (when concurrent inserts filled the room).
+    mutating func rollBack(_ insertion: Insertion, space: Int, key: String) -> [Removal] {
+        guard let current = spaces[space].entries[key], current.sequence == insertion.sequence else { return [] }
         spaces[space].entries.removeValue(forKey: key)
         _ = forget(space: space, key: key, record: current)
         mutations += 1
         counters.writeErrors += 1
-        guard var previous, !previous.isPendingWrite, previous.fileSize > 0 else { return }
-        previous.value = nil
-        _ = spaces[space].upsert(key, previous)
-        rawBytes += previous.rawSize
-        budget.charged += previous.charge
+        if let previous = insertion.previous {
+            reinstate(Removal(spaceIndex: space, space: spaces[space].name, key: key, record: previous, hasFile: true))
+        }
+        // Queue victims were the oldest items: put them back in front, newest first.
+        for victim in insertion.evicted.reversed() where reinstate(victim) {
+            spaces[victim.spaceIndex].counters.evictions -= 1
+            counters.evictions -= 1
+        }
+        for victim in insertion.evictedForBudget where reinstate(victim) {
+            budget.evictions -= 1
+            budget.evictedBytes -= victim.record.charge
+        }
+        var removals: [Removal] = []
+        for index in Set(insertion.evicted.map(\.spaceIndex)) { removals += trimToCapacity(space: index) }
+        return removals + makeRoom(forBytes: 0)
+    }
+
+    /// Puts an entry that left the index back, without its value, if its file
+    /// holds it and its key has no newer version; a Queue item goes in front.
+    @discardableResult
+    mutating func reinstate(_ removal: Removal) -> Bool {
+        let space = removal.spaceIndex
+        var record = removal.record
+        guard !record.isPendingWrite, record.fileSize > 0, spaces[space].entries[removal.key] == nil else { return false }
+        record.value = nil
+        record.referenced = false
+        spaces[space].reinstate(removal.key, record)
+        rawBytes += record.rawSize
+        budget.charged += record.charge
+        budget.keyBytes += removal.key.utf8.count
         filesOnDisk += 1
-        bytesOnDisk += previous.fileSize
+        bytesOnDisk += record.fileSize
+        mutations += 1
+        return true
     }
 
     // MARK: - Disk bookkeeping
@@ -249,8 +297,10 @@ struct StoreState: Sendable {
             isPendingWrite: false, fileSize: fileSize, charge: budget.allocation(forLength: fileSize)
         )
         budget.charged += record.charge
+        budget.keyBytes += key.utf8.count
         if let previous = spaces[space].upsert(key, record) {
             budget.charged -= previous.charge
+            budget.keyBytes -= key.utf8.count
             rawBytes -= previous.rawSize
             filesOnDisk -= 1
             bytesOnDisk -= previous.fileSize
@@ -308,6 +358,7 @@ struct StoreState: Sendable {
     /// - Complexity: O(1) amortized per item removed.
     mutating func popOldest(space: Int, now: Timestamp) -> Pop {
         var pop = Pop()
+        guard !isClosed else { return pop }
         while let (key, record) = spaces[space].popOldest() {
             let removal = forget(space: space, key: key, record: record)
             mutations += 1

@@ -10,6 +10,7 @@ import Glibc
 /// KacheCrashHarness write DIR SEED sync|async [THREADS] [SECONDS]
 /// KacheCrashHarness hold DIR [UMASK]
 /// KacheCrashHarness fill DIR LIMIT
+/// KacheCrashHarness exhaust DIR PREFIX COUNT
 /// ```
 ///
 /// It uses only the public API of Kache, as an application would. It exits
@@ -25,7 +26,8 @@ enum KacheCrashHarness {
             case "write": exit(try WriteCommand(arguments: rest).run())
             case "hold": exit(try HoldCommand(arguments: rest).run())
             case "fill": exit(try FillCommand(arguments: rest).run())
-            default: throw UsageError("write|hold|fill …")
+            case "exhaust": exit(try ExhaustCommand(arguments: rest).run())
+            default: throw UsageError("write|hold|fill|exhaust …")
             }
         } catch {
             FileHandle.standardError.write(Data("usage: KacheCrashHarness \(error.usage)\n".utf8))

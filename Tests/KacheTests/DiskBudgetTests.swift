@@ -16,15 +16,77 @@ extension TemporaryDirectory {
         }
         return total
     }
+
+    /// Bytes allocated to the directory and everything under it, folders
+    /// included: what `du -s` reports.
+    func duBytes() -> Int {
+        var info = stat()
+        var total = lstat(path, &info) == 0 ? Int(info.st_blocks) * 512 : 0
+        guard let walker = FileManager.default.enumerator(atPath: path) else { return total }
+        while let relative = walker.nextObject() as? String {
+            if lstat("\(path)/\(relative)", &info) == 0 { total += Int(info.st_blocks) * 512 }
+        }
+        return total
+    }
 }
 
 @Suite struct DiskBudgetTests {
+    /// Bytes of entry files the budget of most tests leaves room for.
     static let budget = 64 * 1024
 
-    func configuration(_ clock: ManualClock, budget: Int = budget, durability: Durability = .sync) -> Kache.Configuration {
+    /// What a fresh directory reserves of the budget besides entry files (its
+    /// folders, lock, room for the manifest), plus one block for the folders'
+    /// entries of the few dozen entries these tests store.
+    static let reserved: Int = {
+        let probe = TemporaryDirectory("reserved-probe")
+        let cache = try! Kache(directory: probe.url, configuration: .testing(.sync))
+        defer { try? cache.close() }
+        return cache.statistics.reservedBytes + 4096
+    }()
+
+    /// A configuration whose disk budget leaves `entryBytes` for entry files.
+    func configuration(_ clock: ManualClock, budget entryBytes: Int = budget, durability: Durability = .sync) -> Kache.Configuration {
         var configuration = Kache.Configuration.testing(durability, clock: clock)
-        configuration.diskBudget = budget
+        configuration.diskBudget = Self.reserved + entryBytes
         return configuration
+    }
+
+    @Test(arguments: [Durability.sync, .async])
+    func theWholeDirectoryStaysWithinTheBudgetAsDuCountsIt(durability: Durability) throws {
+        let dir = TemporaryDirectory()
+        let budget = 3 << 20
+        var configuration = Kache.Configuration.testing(durability)
+        configuration.diskBudget = budget
+        let cache = try Kache(directory: dir.url, configuration: configuration)
+        let pool = try cache.pool(named: "thumbnails", capacity: 200)
+        let queue = try cache.queue(named: "uploads", capacity: 50)
+        var random = SeededGenerator(seed: 15)
+        for i in 0 ..< 800 {
+            let value = incompressible(Int.random(in: 10 ... 9000, using: &random), seed: UInt64(i))
+            let ttl = Duration.seconds(Int.random(in: 100 ... 10_000, using: &random))
+            switch i % 4 {
+            case 0: try pool.set(value, forKey: "p\(i)", ttl: ttl)
+            case 1: try queue.push(value, ttl: ttl)
+            default: try cache.set(value, forKey: "a-longer-key-for-the-manifest-\(i)", ttl: ttl)
+            }
+            if i % 100 == 99 { try cache.save() }
+            if durability == .sync || i % 100 == 99, i % 20 == 19 {
+                #expect(dir.duBytes() <= budget, "du after set \(i): \(dir.duBytes()) > \(budget)")
+            }
+        }
+        #expect(cache.statistics.budgetEvictions > 100)
+        let statistics = cache.statistics
+        #expect(statistics.allocatedBytes + statistics.reservedBytes <= budget)
+        try cache.close()
+        #expect(dir.duBytes() <= budget, "du after close: \(dir.duBytes()) > \(budget)")
+    }
+
+    @Test func aBudgetThatCannotHoldTheDirectoryItselfIsRefused() throws {
+        let dir = TemporaryDirectory()
+        var configuration = Kache.Configuration.testing(.sync)
+        configuration.diskBudget = 64 << 10
+        #expect(throws: KacheError.self) { try Kache(directory: dir.url, configuration: configuration) }
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("manifest").path))
     }
 
     @Test func theDirectoryNeverGrowsPastTheBudgetAndTheEarliestExpiringGo() throws {
@@ -82,7 +144,7 @@ extension TemporaryDirectory {
         let cache = try Kache(directory: dir.url, configuration: configuration(clock))
         for i in 0 ..< 5 { try cache.set(Data(count: 1000), forKey: "k\(i)", ttl: .seconds(60)) }
         let before = cache.statistics
-        #expect(throws: KacheError.exceedsDiskBudget(bytes: 69_632, budget: Self.budget)) {
+        #expect(throws: KacheError.exceedsDiskBudget(bytes: Self.reserved + 69_632, budget: Self.reserved + Self.budget)) {
             try cache.set(incompressible(66_000), forKey: "huge", ttl: .seconds(60))
         }
         #expect(cache.statistics.entries == 5)
