@@ -17,15 +17,18 @@ struct CacheDirectoryArgument: ParsableArguments {
     /// Opens the cache for writing, as an application would: takes the writer
     /// lock, and (like any writer's opening) removes entries whose time is up.
     ///
-    /// The default Pool and Queue keep the capacities the manifest saved, and
-    /// the limits on keys and values are the format's own, so that opening
-    /// from here never resizes, evicts or rejects what the application stored.
+    /// The default Pool and Queue keep the capacities the manifest saved, the
+    /// disk budget the one it saved (unless `diskBudget` replaces it), and the
+    /// limits on keys and values are the format's own, so that opening from
+    /// here never resizes, evicts or rejects what the application stored.
     /// - Throws: `CacheDirectoryError` for a missing or damaged directory or
     ///   manifest, `KacheError.directoryLocked` when a writer holds it.
-    func openForWriting() throws -> Kache {
-        let saved = try open().savedKeySpaces()
+    func openForWriting(diskBudget: Int? = nil) throws -> Kache {
+        let directory = try open()
+        let saved = try directory.savedKeySpaces()
         var configuration = Kache.Configuration(
-            maximumKeyLength: Int(UInt16.max), maximumValueSize: Int(UInt32.max), durability: .sync
+            maximumKeyLength: Int(UInt16.max), maximumValueSize: Int(UInt32.max), durability: .sync,
+            diskBudget: try diskBudget ?? directory.savedDiskBudget()
         )
         if let pool = saved.first(where: { $0.name == Kache.defaultPoolName && $0.kind == .pool }) {
             configuration.defaultPoolCapacity = pool.capacity

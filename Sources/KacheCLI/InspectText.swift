@@ -33,8 +33,8 @@ struct InspectText {
         facts.append(("bytes", "\(HumanReadable.bytes(s.rawBytes)) raw, \(HumanReadable.bytes(s.storedBytes)) stored (\(ratio) smaller)"))
         facts.append(("entry files", "\(s.filesOnDisk) files, \(HumanReadable.bytes(s.bytesOnDisk)) (\(HumanReadable.bytes(s.allocatedBytes)) allocated)"))
         if let budget = s.diskBudget {
-            let percent = Double(s.allocatedBytes) / Double(budget) * 100
-            facts.append(("disk budget", "\(HumanReadable.bytes(s.allocatedBytes)) of \(HumanReadable.bytes(budget)) used (\(String(format: "%.1f", percent))%)"))
+            let percent = Double(s.directoryBytes) / Double(budget) * 100
+            facts.append(("disk budget", "\(HumanReadable.bytes(s.directoryBytes)) of \(HumanReadable.bytes(budget)) used (\(String(format: "%.1f", percent))%)"))
         }
         if s.unindexedFiles > 0 {
             facts.append(("unindexed", "\(s.unindexedFiles) entry files the index does not list"))

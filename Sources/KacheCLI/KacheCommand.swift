@@ -9,7 +9,7 @@ struct KacheCommand: ParsableCommand {
         commandName: "kache",
         abstract: "Inspect, verify and edit a Kache cache directory.",
         discussion: """
-        inspect and verify only read: they take no lock and change nothing, so they work \
+        init creates a cache directory. inspect and verify only read: they take no lock and change nothing, so they work \
         while an application writes to the directory. get reads the entry's file the same way. \
         set, rm, sweep and pop open the directory as a writer: they take its lock (and say who \
         holds it when they can't) and, like any writer opening it, remove expired entries.
@@ -17,7 +17,7 @@ struct KacheCommand: ParsableCommand {
         \(ExitStatus.helpSection(ExitStatus.allCases))
         """,
         subcommands: [
-            InspectCommand.self, VerifyCommand.self, GetCommand.self, SetCommand.self,
+            InitCommand.self, InspectCommand.self, VerifyCommand.self, GetCommand.self, SetCommand.self,
             RemoveCommand.self, SweepCommand.self, PopCommand.self,
         ]
     )

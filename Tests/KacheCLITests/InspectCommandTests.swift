@@ -194,17 +194,31 @@ struct InspectJSON: Decodable {
 @Suite struct InspectDiskBudgetTests {
     @Test func inspectShowsDiskUsedAgainstTheBudget() throws {
         let fixture = CacheDirectoryFixture()
-        let cache = try Kache(directory: fixture.url, configuration: Kache.Configuration(durability: .sync, diskBudget: 100 * 4096))
+        let cache = try Kache(directory: fixture.url, configuration: Kache.Configuration(durability: .sync, diskBudget: 4 << 20))
         for i in 0 ..< 25 { try cache.set(Data(count: 100), forKey: "k\(i)", ttl: .seconds(3600)) }
         let allocated = cache.statistics.allocatedBytes
         try cache.close()
         #expect(allocated == 25 * 4096)
+        let directoryBytes = Self.duBytes(fixture.url.path)
         let text = try KacheProcess.run(["inspect", fixture.path])
         #expect(text.status == 0)
         let output = String(decoding: text.stdout, as: UTF8.self)
-        #expect(output.contains("disk budget      100.0 KiB of 400.0 KiB used (25.0%)"), "\(output)")
+        let used = String(format: "%.1f MiB of 4.0 MiB used (%.1f%%)", Double(directoryBytes) / 1_048_576, Double(directoryBytes) / Double(4 << 20) * 100)
+        #expect(output.contains("disk budget      \(used)"), "\(output)")
         let json = try KacheProcess.run(["inspect", fixture.path, "--json"]).decoded(InspectJSON.self)
-        #expect(json.summary.diskBudget == 100 * 4096)
+        #expect(json.summary.diskBudget == 4 << 20)
         #expect(json.summary.allocatedBytes == allocated)
+        #expect(json.summary.directoryBytes == directoryBytes)
+    }
+
+    /// What `du -s` counts: the folder and everything under it.
+    static func duBytes(_ path: String) -> Int {
+        var info = stat()
+        var total = lstat(path, &info) == 0 ? Int(info.st_blocks) * 512 : 0
+        let walker = FileManager.default.enumerator(atPath: path)
+        while let relative = walker?.nextObject() as? String {
+            if lstat("\(path)/\(relative)", &info) == 0 { total += Int(info.st_blocks) * 512 }
+        }
+        return total
     }
 }
