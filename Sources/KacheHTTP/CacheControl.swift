@@ -26,6 +26,13 @@ struct CacheControl: Sendable, Equatable {
     /// `stale-if-error=N` (RFC 5861): the response may be used for N seconds
     /// after it becomes stale when the server can't be reached or answers with an error.
     var staleIfError: Int?
+    /// `stale-while-revalidate=N` (RFC 5861): for N seconds after it becomes
+    /// stale, the response may be used at once while it is revalidated in the background.
+    var staleWhileRevalidate: Int?
+    /// `immutable` (RFC 8246): while fresh, the response will not change, so a
+    /// reload (a request's `max-age=0`) need not revalidate it. Once stale, it is
+    /// revalidated like any other.
+    var immutable = false
 
     /// The largest delta-seconds value; larger ones saturate (RFC 9111 section 1.2.2).
     static let deltaSecondsLimit = 2_147_483_648
@@ -44,6 +51,8 @@ struct CacheControl: Sendable, Equatable {
             case "private": isPrivate = true
             case "public": isPublic = true
             case "stale-if-error": staleIfError = CacheControl.deltaSeconds(value)
+            case "stale-while-revalidate": staleWhileRevalidate = CacheControl.deltaSeconds(value)
+            case "immutable": immutable = true
             default: break
             }
         }

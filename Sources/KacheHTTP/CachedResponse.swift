@@ -39,11 +39,13 @@ struct CachedResponse: Sendable, Equatable {
     ) {
         let directives = CacheControl(headers["Cache-Control"])
         let initialAge = Freshness.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
-        let lifetime = Freshness.lifetime(headers: headers, directives: directives, responseTime: responseTime, policy: policy)
+        let lifetime = Freshness.lifetime(status: status, headers: headers, directives: directives, responseTime: responseTime, policy: policy)
+        // An Age that is not a number leaves the real age unknown: such a
+        // response is never fresh, and never stale within a window either.
+        let freshUntil = Freshness.ageValue(headers) == .invalid ? Date.distantPast : responseTime.addingTimeInterval(lifetime - initialAge)
         self.init(
             key: key, url: url, status: status, headers: headers, body: body,
-            requestTime: requestTime, responseTime: responseTime, initialAge: initialAge,
-            freshUntil: responseTime.addingTimeInterval(lifetime - initialAge)
+            requestTime: requestTime, responseTime: responseTime, initialAge: initialAge, freshUntil: freshUntil
         )
     }
 
@@ -130,10 +132,15 @@ struct CachedResponse: Sendable, Equatable {
     // MARK: - Storage rules
 
     /// Whether a response may be stored at all (RFC 9111 section 3, for a
-    /// private cache): its status is one the policy caches, and neither the
-    /// request nor the response says `no-store`. `private` and `public` both
-    /// allow a private cache to store.
-    static func isStorable(status: Int, response: CacheControl, request: CacheControl, policy: CachePolicy) -> Bool {
-        policy.cacheableStatusCodes.contains(status) && !response.noStore && !request.noStore
+    /// private cache): neither the request nor the response says `no-store`,
+    /// its status is final (not `1xx`; a `304` only refreshes, a `206` is stored
+    /// as a part, see ``RangeParts``), and it either states its own lifetime
+    /// (`max-age` or `Expires`), is marked `public` or `private`, or has a status
+    /// the policy lists as heuristically cacheable.
+    static func isStorable(status: Int, headers: HeaderFields, request: CacheControl, policy: CachePolicy) -> Bool {
+        let response = CacheControl(headers["Cache-Control"])
+        guard !response.noStore, !request.noStore, status >= 200, status != 304, status != 206 else { return false }
+        return Freshness.hasExplicitLifetime(headers: headers, directives: response) || response.isPublic || response.isPrivate
+            || policy.heuristicallyCacheableStatusCodes.contains(status)
     }
 }

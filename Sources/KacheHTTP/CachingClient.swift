@@ -135,8 +135,10 @@ public final class CachingClient: Sendable {
         let found = store.lookup(primary, value: value)
         let now = cache.configuration.clock.now()
 
+        // A fresh immutable response skips the revalidation a reload asks for
+        // with max-age=0; a forced reload (no-cache) still revalidates it.
         if let stored = found.response, stored.isFresh(at: now), !requestDirectives.noCache,
-           requestDirectives.maxAge.map({ stored.age(at: now) <= TimeInterval($0) }) ?? true {
+           stored.directives.immutable || requestDirectives.maxAge.map({ stored.age(at: now) <= TimeInterval($0) }) ?? true {
             count { $0.freshHits += 1; $0.bytesSaved += UInt64(stored.body.count) }
             return Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache)
         }
@@ -241,7 +243,7 @@ public final class CachingClient: Sendable {
         _ record: CachedResponse, primary: CacheKey, found: ResponseStore.Lookup,
         value: (String) -> String?, requestDirectives: CacheControl, now: Date
     ) {
-        guard CachedResponse.isStorable(status: record.status, response: record.directives, request: requestDirectives, policy: policy),
+        guard CachedResponse.isStorable(status: record.status, headers: record.headers, request: requestDirectives, policy: policy),
               let fields = CacheKey.varyingFields(record.headers["Vary"])
         else {
             if found.response != nil { store.remove(found.key) }

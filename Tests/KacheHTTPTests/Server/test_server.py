@@ -20,6 +20,8 @@ launched process's when python3 is a wrapper script such as a pyenv shim). Every
   fail_after=N      requests after the N-th answer 503
   header=NAME:VALUE an extra response field (repeatable)
   size=N            the body is padded to at least N bytes
+  gzip=1            the body is gzip-compressed, with Content-Encoding: gzip
+  chunked=1         the body is sent with Transfer-Encoding: chunked
 
 A request whose If-None-Match matches the ETag (or, without an ETag, whose
 If-Modified-Since is not before Last-Modified) gets a 304 with the same fields
@@ -37,6 +39,7 @@ process --owner-pid (default: its parent) goes away, or when it is terminated.
 
 import argparse
 import email.utils
+import gzip
 import json
 import os
 import signal
@@ -159,7 +162,10 @@ class Handler(BaseHTTPRequestHandler):
         status = int(one("status") or 200)
         if status in (204, 304):
             data = b""
-        self.reply(status, fields + [("Content-Type", "text/plain")], data)
+        if one("gzip") == "1":
+            data = gzip.compress(data)
+            fields.append(("Content-Encoding", "gzip"))
+        self.reply(status, fields + [("Content-Type", "text/plain")], data, chunked=one("chunked") == "1")
 
     def not_modified(self, etag, last_modified):
         if_none_match = self.headers.get("If-None-Match")
@@ -175,15 +181,23 @@ class Handler(BaseHTTPRequestHandler):
             return last_modified <= since
         return False
 
-    def reply(self, status, fields, body):
+    def reply(self, status, fields, body, chunked=False):
         self.send_response_only(status)
         for name, value in fields:
             self.send_header(name, value)
-        if status not in (204, 304):
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        elif status not in (204, 304):
             self.send_header("Content-Length", str(len(body)))
         self.send_header("Connection", "close")
         self.end_headers()
-        if body and self.command != "HEAD":
+        if self.command == "HEAD":
+            return
+        if chunked:
+            if body:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+            self.wfile.write(b"0\r\n\r\n")
+        elif body:
             self.wfile.write(body)
 
 
