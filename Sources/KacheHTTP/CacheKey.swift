@@ -33,6 +33,11 @@ struct CacheKey: Sendable, Hashable {
         self.full = full
     }
 
+    /// The key of the `206` parts kept for this primary key (``RangeParts``).
+    var partsKey: CacheKey {
+        CacheKey(full: full + "\nparts")
+    }
+
     /// The key of one variant of the responses listed by `index`, selected by
     /// the request field values `value(name)` returns.
     func variant(of index: VaryIndex, value: (String) -> String?) -> CacheKey {

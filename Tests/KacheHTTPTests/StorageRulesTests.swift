@@ -113,6 +113,31 @@ import FoundationNetworking
         #expect(try await f.server.requestCount("/r/resource") == 3)
     }
 
+    @Test func aPOSTResponseForItsOwnURLWithALifetimeAnswersALaterGET() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        func post(_ path: String) async throws -> CachingClient.Response {
+            var request = URLRequest(url: f.server.url(path))
+            request.httpMethod = "POST"
+            request.httpBody = Data("new".utf8)
+            return try await f.client.response(for: request)
+        }
+        let path = "/r/posted?cc=max-age%3D60&content_location=self"
+        let posted = try await post(path)
+        let get = try await f.get(path)
+        #expect(get.source == .cache)
+        #expect(get.data == posted.data)
+        #expect(try await f.server.requestCount("/r/posted") == 1)
+
+        // Without a lifetime of its own, or naming another URL, it is not stored.
+        let noLifetime = "/r/posted-plain?content_location=self&lm_age=10000"
+        _ = try await post(noLifetime)
+        #expect(try await f.get(noLifetime).source == .network)
+        let elsewhere = "/r/posted-elsewhere?cc=max-age%3D60&content_location=/r/other"
+        _ = try await post(elsewhere)
+        #expect(try await f.get(elsewhere).source == .network)
+    }
+
     @Test func aResponseThatMayNotBeStoredRemovesTheStoredOne() async throws {
         // Version 1 may be served stale for 10 minutes; version 2 says no-store.
         // After version 2 arrives, a failing server must not bring version 1 back.

@@ -20,6 +20,12 @@ launched process's when python3 is a wrapper script such as a pyenv shim). Every
   fail_after=N      requests after the N-th answer 503
   header=NAME:VALUE an extra response field (repeatable)
   size=N            the body is padded to at least N bytes
+  fixed=N           the body is N bytes that depend only on their offset:
+                    chr(65 + (offset * 7) % 26), the same on every request
+  ranges=1          a single-range Range request (bytes=a-b, a-, -n) gets a 206
+                    with Content-Range, or a 416 when unsatisfiable
+  content_location=self|VALUE  Content-Location: the request's own path and query, or VALUE
+  delay_after_first=S  requests after the first wait S seconds before answering
   gzip=1            the body is gzip-compressed, with Content-Encoding: gzip
   chunked=1         the body is sent with Transfer-Encoding: chunked
 
@@ -40,6 +46,7 @@ process --owner-pid (default: its parent) goes away, or when it is terminated.
 import argparse
 import email.utils
 import gzip
+import re
 import json
 import os
 import signal
@@ -144,6 +151,13 @@ class Handler(BaseHTTPRequestHandler):
             name, _, value = extra.partition(":")
             fields.append((name, value))
 
+        content_location = one("content_location")
+        if content_location is not None:
+            fields.append(("Content-Location", self.path if content_location == "self" else content_location))
+        delay = one("delay_after_first")
+        if delay is not None and count > 1:
+            time.sleep(min(float(delay), 5.0))
+
         fail_after = one("fail_after")
         if fail_after is not None and count > int(fail_after):
             return self.reply(503, [("Date", http_date(now)), ("X-Request-Count", str(count))], b"unavailable")
@@ -159,9 +173,26 @@ class Handler(BaseHTTPRequestHandler):
         size = int(one("size") or 0)
         if len(data) < size:
             data += b"." * (size - len(data))
+        if one("fixed") is not None:
+            data = bytes(65 + (offset * 7) % 26 for offset in range(int(one("fixed"))))
         status = int(one("status") or 200)
         if status in (204, 304):
             data = b""
+        requested = self.headers.get("Range")
+        if one("ranges") == "1" and status == 200 and requested is not None:
+            match = re.fullmatch(r"bytes=(\d*)-(\d*)", requested.strip())
+            if match and (match.group(1) or match.group(2)):
+                length = len(data)
+                if match.group(1):
+                    first = int(match.group(1))
+                    last = min(int(match.group(2)), length - 1) if match.group(2) else length - 1
+                else:
+                    first, last = max(0, length - int(match.group(2))), length - 1
+                if first >= length or last < first:
+                    return self.reply(416, fields + [("Content-Range", "bytes */%d" % length)], b"")
+                fields.append(("Content-Range", "bytes %d-%d/%d" % (first, last, length)))
+                data = data[first:last + 1]
+                status = 206
         if one("gzip") == "1":
             data = gzip.compress(data)
             fields.append(("Content-Encoding", "gzip"))
