@@ -1,3 +1,8 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The directives of a `Cache-Control` header field (RFC 9111 section 5.2)
 /// that a private client cache acts on, parsed from a request or a response.
 ///
@@ -33,9 +38,27 @@ struct CacheControl: Sendable, Equatable {
     /// reload (a request's `max-age=0`) need not revalidate it. Once stale, it is
     /// revalidated like any other.
     var immutable = false
+    /// A request's `max-stale[=N]`: a stale response is acceptable when stale for
+    /// at most N seconds (without N, however long; saturated at 2^31).
+    var maxStale: Int?
+    /// A request's `min-fresh=N`: the response must stay fresh for at least N more seconds.
+    var minFresh: Int?
+    /// A request's `only-if-cached`: answer from the cache or with a `504`, never the network.
+    var onlyIfCached = false
 
     /// The largest delta-seconds value; larger ones saturate (RFC 9111 section 1.2.2).
     static let deltaSecondsLimit = 2_147_483_648
+
+    /// A request's directives: its `Cache-Control`, or without one, `Pragma:
+    /// no-cache` read as `Cache-Control: no-cache` (RFC 9111 section 5.4).
+    init(request: URLRequest) {
+        self.init(request.value(forHTTPHeaderField: "Cache-Control"))
+        if request.value(forHTTPHeaderField: "Cache-Control") == nil,
+           let pragma = request.value(forHTTPHeaderField: "Pragma"),
+           pragma.split(separator: ",").contains(where: { $0.trimmingHTTPWhitespace.lowercased() == "no-cache" }) {
+            noCache = true
+        }
+    }
 
     /// Parses a `Cache-Control` field value; nil or empty yields no directives.
     init(_ fieldValue: String?) {
@@ -53,6 +76,9 @@ struct CacheControl: Sendable, Equatable {
             case "stale-if-error": staleIfError = CacheControl.deltaSeconds(value)
             case "stale-while-revalidate": staleWhileRevalidate = CacheControl.deltaSeconds(value)
             case "immutable": immutable = true
+            case "max-stale": maxStale = value == nil ? CacheControl.deltaSecondsLimit : CacheControl.deltaSeconds(value) ?? 0
+            case "min-fresh": minFresh = CacheControl.deltaSeconds(value) ?? 0
+            case "only-if-cached": onlyIfCached = true
             default: break
             }
         }

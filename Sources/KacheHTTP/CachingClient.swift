@@ -146,7 +146,10 @@ public final class CachingClient: Sendable {
     /// ```
     public func response(for request: URLRequest) async throws -> Response {
         let method = (request.httpMethod ?? "GET").uppercased()
-        let requestDirectives = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        let requestDirectives = CacheControl(request: request)
+        if method == "HEAD", let answer = headFromStoredGET(request, directives: requestDirectives) {
+            return answer
+        }
         guard method == "GET", let url = request.url, policy.shouldCache(url),
               !CachingClient.isConditional(request), !requestDirectives.noStore,
               let primary = CacheKey(method: "GET", url: url)
@@ -180,10 +183,15 @@ public final class CachingClient: Sendable {
             return Response(data: part.data, response: part.response, source: .cache)
         }
         if range == nil, let stored = found.response, stored.canServeWhileRevalidating(at: now),
-           !requestDirectives.noCache, requestDirectives.maxAge == nil {
+           !requestDirectives.noCache, requestDirectives.maxAge == nil, requestDirectives.minFresh == nil {
             revalidateInBackground(exchange, found: found)
             count { $0.staleWhileRevalidating += 1; $0.bytesSaved += UInt64(stored.body.count) }
             return Response(data: stored.body, response: stored.httpResponse(at: now), source: .staleWhileRevalidating)
+        }
+        if requestDirectives.onlyIfCached {
+            // RFC 9111 section 5.2.1.7: nothing usable is stored, and the network is off limits.
+            let timeout = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": "0"])!
+            return Response(data: Data(), response: timeout, source: .cache)
         }
         return try await fetch(exchange, found: found)
     }
@@ -227,9 +235,38 @@ public final class CachingClient: Sendable {
     /// and the request's `no-cache` and `max-age` allow it. A fresh `immutable`
     /// response skips the revalidation a reload asks for with `max-age=0`; a
     /// forced reload (`no-cache`) still revalidates it.
+    ///
+    /// The request's `min-fresh=N` asks for N more seconds of freshness; its
+    /// `max-stale[=N]` accepts a response stale for up to N seconds, unless the
+    /// response says `must-revalidate` or `no-cache`, or its age is unknown.
     private func isUsable(_ stored: CachedResponse, for exchange: Exchange, at now: Date) -> Bool {
-        guard stored.isFresh(at: now), !exchange.directives.noCache else { return false }
-        return stored.directives.immutable || exchange.directives.maxAge.map { stored.age(at: now) <= TimeInterval($0) } ?? true
+        isUsable(stored, directives: exchange.directives, at: now)
+    }
+
+    private func isUsable(_ stored: CachedResponse, directives request: CacheControl, at now: Date) -> Bool {
+        let response = stored.directives
+        guard !request.noCache, !response.noCache else { return false }
+        let remaining = stored.freshUntil.timeIntervalSince(now)
+        if let minFresh = request.minFresh, remaining < TimeInterval(minFresh) { return false }
+        if remaining <= 0 {
+            guard let maxStale = request.maxStale, !response.mustRevalidate, Freshness.ageValue(stored.headers) != .invalid,
+                  -remaining <= TimeInterval(maxStale)
+            else { return false }
+        }
+        return response.immutable && remaining > 0 || request.maxAge.map { stored.age(at: now) <= TimeInterval($0) } ?? true
+    }
+
+    /// A HEAD request answered from the stored GET response of its URL, when
+    /// that one may be used: its status and header fields, without the body.
+    private func headFromStoredGET(_ request: URLRequest, directives: CacheControl) -> Response? {
+        guard let url = request.url, policy.shouldCache(url), !CachingClient.isConditional(request), !directives.noStore,
+              request.value(forHTTPHeaderField: "Range") == nil, let primary = CacheKey(method: "GET", url: url),
+              let stored = store.lookup(primary, value: fieldValues(of: request)).response
+        else { return nil }
+        let now = cache.configuration.clock.now()
+        guard isUsable(stored, directives: directives, at: now) else { return nil }
+        count { $0.freshHits += 1 }
+        return Response(data: Data(), response: stored.httpResponse(at: now), source: .cache)
     }
 
     /// Asks the server: conditionally when a stored response can be
@@ -343,6 +380,15 @@ public final class CachingClient: Sendable {
         let responseTime = cache.configuration.clock.now()
         if !CachingClient.safeMethods.contains(method), (200 ..< 400).contains(response.statusCode), let url = request.url {
             removeCachedResponse(for: url)
+            // RFC 9111 section 4.4: the URLs in Location and Content-Location too,
+            // when they share the request's origin (another origin can't be trusted with it).
+            for name in ["Location", "Content-Location"] {
+                guard let value = response.value(forHTTPHeaderField: name),
+                      let target = URL(string: value.trimmingHTTPWhitespace, relativeTo: url)?.absoluteURL,
+                      target.scheme == url.scheme, target.host == url.host, target.port == url.port
+                else { continue }
+                removeCachedResponse(for: target)
+            }
             if method == "POST" { keepPOSTResponse(data, response, request: request, requestTime: requestTime, responseTime: responseTime) }
         }
         return Response(data: data, response: response, source: .network)
