@@ -1,3 +1,8 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The directives of a `Cache-Control` header field (RFC 9111 section 5.2)
 /// that a private client cache acts on, parsed from a request or a response.
 ///
@@ -26,9 +31,34 @@ struct CacheControl: Sendable, Equatable {
     /// `stale-if-error=N` (RFC 5861): the response may be used for N seconds
     /// after it becomes stale when the server can't be reached or answers with an error.
     var staleIfError: Int?
+    /// `stale-while-revalidate=N` (RFC 5861): for N seconds after it becomes
+    /// stale, the response may be used at once while it is revalidated in the background.
+    var staleWhileRevalidate: Int?
+    /// `immutable` (RFC 8246): while fresh, the response will not change, so a
+    /// reload (a request's `max-age=0`) need not revalidate it. Once stale, it is
+    /// revalidated like any other.
+    var immutable = false
+    /// A request's `max-stale[=N]`: a stale response is acceptable when stale for
+    /// at most N seconds (without N, however long; saturated at 2^31).
+    var maxStale: Int?
+    /// A request's `min-fresh=N`: the response must stay fresh for at least N more seconds.
+    var minFresh: Int?
+    /// A request's `only-if-cached`: answer from the cache or with a `504`, never the network.
+    var onlyIfCached = false
 
     /// The largest delta-seconds value; larger ones saturate (RFC 9111 section 1.2.2).
     static let deltaSecondsLimit = 2_147_483_648
+
+    /// A request's directives: its `Cache-Control`, or without one, `Pragma:
+    /// no-cache` read as `Cache-Control: no-cache` (RFC 9111 section 5.4).
+    init(request: URLRequest) {
+        self.init(request.value(forHTTPHeaderField: "Cache-Control"))
+        if request.value(forHTTPHeaderField: "Cache-Control") == nil,
+           let pragma = request.value(forHTTPHeaderField: "Pragma"),
+           pragma.split(separator: ",").contains(where: { $0.trimmingHTTPWhitespace.lowercased() == "no-cache" }) {
+            noCache = true
+        }
+    }
 
     /// Parses a `Cache-Control` field value; nil or empty yields no directives.
     init(_ fieldValue: String?) {
@@ -44,6 +74,11 @@ struct CacheControl: Sendable, Equatable {
             case "private": isPrivate = true
             case "public": isPublic = true
             case "stale-if-error": staleIfError = CacheControl.deltaSeconds(value)
+            case "stale-while-revalidate": staleWhileRevalidate = CacheControl.deltaSeconds(value)
+            case "immutable": immutable = true
+            case "max-stale": maxStale = value == nil ? CacheControl.deltaSecondsLimit : CacheControl.deltaSeconds(value) ?? 0
+            case "min-fresh": minFresh = CacheControl.deltaSeconds(value) ?? 0
+            case "only-if-cached": onlyIfCached = true
             default: break
             }
         }

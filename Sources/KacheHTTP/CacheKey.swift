@@ -33,13 +33,18 @@ struct CacheKey: Sendable, Hashable {
         self.full = full
     }
 
+    /// The key of the `206` parts kept for this primary key (``RangeParts``).
+    var partsKey: CacheKey {
+        CacheKey(full: full + "\nparts")
+    }
+
     /// The key of one variant of the responses listed by `index`, selected by
     /// the request field values `value(name)` returns.
     func variant(of index: VaryIndex, value: (String) -> String?) -> CacheKey {
         var text = full + "\nvary " + index.token
         for name in index.fields {
             text += "\n" + name
-            if let value = value(name) { text += ": " + CacheKey.normalized(value) }
+            if let value = value(name) { text += ": " + SelectingValue.normalized(value, field: name) }
         }
         return CacheKey(full: text)
     }
@@ -70,12 +75,6 @@ struct CacheKey: Sendable, Hashable {
         let names = vary.split(separator: ",").map { $0.trimmingHTTPWhitespace.lowercased() }.filter { !$0.isEmpty }
         guard !names.contains("*") else { return nil }
         return Array(Set(names)).sorted()
-    }
-
-    /// A field value with its whitespace trimmed and runs of whitespace made
-    /// one space, so that values differing only there select the same variant.
-    static func normalized(_ value: String) -> String {
-        value.split { $0 == " " || $0 == "\t" }.joined(separator: " ")
     }
 
     /// FNV-1a, 64 bits, from a chosen offset basis: two bases give two hashes.

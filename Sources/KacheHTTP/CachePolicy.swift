@@ -5,7 +5,7 @@ import Kache
 /// should be overridden.
 ///
 /// The default follows the response headers (RFC 9111, as a private cache),
-/// with heuristic freshness off:
+/// with heuristic freshness on, as browsers have it:
 ///
 /// ```swift
 /// var policy = CachePolicy()
@@ -19,11 +19,15 @@ public struct CachePolicy: Sendable {
     /// given a freshness lifetime from its `Last-Modified` (RFC 9111 section 4.2.2).
     public enum HeuristicFreshness: Sendable, Equatable {
         /// No heuristic: a response without `max-age` or `Expires` is stale at
-        /// once (it is still kept for revalidation when it has a validator). The default.
+        /// once (it is still kept for revalidation when it has a validator).
         case off
-        /// A `fraction` of the time since `Last-Modified` (0.1 is customary),
-        /// never more than `limit`.
+        /// A `fraction` of the time between `Date` and `Last-Modified` (0.1 is
+        /// customary), never more than `limit`.
         case fractionOfAge(Double, limit: Duration)
+
+        /// What browsers do: 10 % of the time since `Last-Modified`, here capped
+        /// at 7 days so that a file untouched for years is still checked weekly. The default.
+        public static let browserDefault = HeuristicFreshness.fractionOfAge(0.1, limit: .seconds(7 * 86_400))
     }
 
     /// Whether a stale response may be served when the server can't be
@@ -54,10 +58,14 @@ public struct CachePolicy: Sendable {
     /// Which URLs are cached; requests for the others go to the network and
     /// are neither looked up nor stored. The default caches every URL.
     public var shouldCache: @Sendable (URL) -> Bool
-    /// The status codes whose responses are stored (default 200, 203, 204, 300,
-    /// 301, 404 and 410).
-    public var cacheableStatusCodes: Set<Int>
-    /// Freshness from `Last-Modified` when the headers give none (default ``HeuristicFreshness/off``).
+    /// The status codes whose responses are stored, and given a heuristic
+    /// lifetime, without a `max-age` or `Expires` of their own (default: the
+    /// heuristically cacheable codes of RFC 9110 section 15.1). A response of any
+    /// final status that states its own lifetime is stored whatever this says.
+    public var heuristicallyCacheableStatusCodes: Set<Int>
+    /// Freshness from `Last-Modified` when the headers give none (default
+    /// ``HeuristicFreshness/browserDefault``: 10 %, at most 7 days). It never applies
+    /// to a response with `max-age`, `Expires` (even an invalid one) or `no-cache`.
     public var heuristicFreshness: HeuristicFreshness
     /// Serving stale responses on errors (default ``StaleIfError/asResponseAllows``).
     public var staleIfError: StaleIfError
@@ -65,8 +73,8 @@ public struct CachePolicy: Sendable {
     /// it can be revalidated with a conditional request (default 7 days).
     public var revalidationWindow: Duration
 
-    /// The status codes stored by default.
-    public static let defaultCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 404, 410]
+    /// The heuristically cacheable status codes of RFC 9110 section 15.1.
+    public static let defaultHeuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// Creates a policy; every argument has a default.
     public init(
@@ -74,8 +82,8 @@ public struct CachePolicy: Sendable {
         maximumTTL: Duration? = nil,
         pool: Kache.Pool? = nil,
         shouldCache: @escaping @Sendable (URL) -> Bool = { _ in true },
-        cacheableStatusCodes: Set<Int> = CachePolicy.defaultCacheableStatusCodes,
-        heuristicFreshness: HeuristicFreshness = .off,
+        heuristicallyCacheableStatusCodes: Set<Int> = CachePolicy.defaultHeuristicallyCacheableStatusCodes,
+        heuristicFreshness: HeuristicFreshness = .browserDefault,
         staleIfError: StaleIfError = .asResponseAllows,
         revalidationWindow: Duration = .seconds(7 * 86_400)
     ) {
@@ -83,7 +91,7 @@ public struct CachePolicy: Sendable {
         self.maximumTTL = maximumTTL
         self.pool = pool
         self.shouldCache = shouldCache
-        self.cacheableStatusCodes = cacheableStatusCodes
+        self.heuristicallyCacheableStatusCodes = heuristicallyCacheableStatusCodes
         self.heuristicFreshness = heuristicFreshness
         self.staleIfError = staleIfError
         self.revalidationWindow = revalidationWindow

@@ -10,9 +10,10 @@ import Foundation
 /// version          1 byte (1)
 /// kind             1 byte: 1 response, 2 vary index
 /// metadata length  4 bytes, big-endian
-/// metadata         JSON: key, URL, status, header fields, times (or the vary index);
+/// metadata         JSON: key, URL, status, header fields, times, and for a record of
+///                  `206` parts their complete length and (offset, length) pairs (or the vary index);
 ///                  times are seconds since 2001-01-01 (`Date`'s own representation, so they round-trip exactly)
-/// body             the rest: the raw response body (never base64)
+/// body             the rest: the raw response body (never base64), or the parts' bytes one after the other
 /// ```
 enum StoredEntry: Sendable, Equatable {
     case response(CachedResponse)
@@ -39,7 +40,7 @@ enum StoredEntry: Sendable, Equatable {
         case let .response(response):
             kind = 1
             metadata = try JSONEncoder().encode(ResponseMetadata(response))
-            body = response.body
+            body = response.parts.map { $0.pieces.reduce(into: Data()) { $0.append($1.bytes) } } ?? response.body
         case let .varyIndex(index):
             kind = 2
             metadata = try JSONEncoder().encode(index)
@@ -91,6 +92,14 @@ private struct ResponseMetadata: Codable {
     var responseTime: Double
     var initialAge: Double
     var freshUntil: Double
+    /// For a record of parts: the complete length, and each piece's offset and
+    /// length, in the order their bytes follow each other in the body. Absent otherwise.
+    var parts: Parts?
+
+    struct Parts: Codable {
+        var completeLength: Int
+        var pieces: [[Int]]
+    }
 
     init(_ response: CachedResponse) {
         key = response.key
@@ -101,15 +110,34 @@ private struct ResponseMetadata: Codable {
         responseTime = response.responseTime.timeIntervalSinceReferenceDate
         initialAge = response.initialAge
         freshUntil = response.freshUntil.timeIntervalSinceReferenceDate
+        parts = response.parts.map { Parts(completeLength: $0.completeLength, pieces: $0.pieces.map { [$0.offset, $0.bytes.count] }) }
     }
 
     func response(body: Data) throws -> CachedResponse {
         guard let url = URL(string: url) else { throw StoredEntry.Damage.badMetadata("the URL \(url) is malformed") }
         guard headers.allSatisfy({ $0.count == 2 }) else { throw StoredEntry.Damage.badMetadata("a header field is not a name and a value") }
+        var body = body
+        var rangeParts: RangeParts?
+        if let parts {
+            var pieces: [RangeParts.Piece] = []
+            var position = 0
+            for piece in parts.pieces {
+                guard piece.count == 2, piece[1] > 0, piece[1] <= body.count - position else {
+                    throw StoredEntry.Damage.badMetadata("a part does not fit the body")
+                }
+                pieces.append(RangeParts.Piece(offset: piece[0], bytes: Data(body[position ..< position + piece[1]])))
+                position += piece[1]
+            }
+            guard position == body.count, let decoded = RangeParts(completeLength: parts.completeLength, pieces: pieces) else {
+                throw StoredEntry.Damage.badMetadata("the parts do not match the body")
+            }
+            rangeParts = decoded
+            body = Data()
+        }
         return CachedResponse(
             key: key, url: url, status: status, headers: HeaderFields(headers.map { ($0[0], $0[1]) }), body: body,
             requestTime: Date(timeIntervalSinceReferenceDate: requestTime), responseTime: Date(timeIntervalSinceReferenceDate: responseTime),
-            initialAge: initialAge, freshUntil: Date(timeIntervalSinceReferenceDate: freshUntil)
+            initialAge: initialAge, freshUntil: Date(timeIntervalSinceReferenceDate: freshUntil), parts: rangeParts
         )
     }
 }

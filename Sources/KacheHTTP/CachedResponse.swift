@@ -28,29 +28,33 @@ struct CachedResponse: Sendable, Equatable {
     var initialAge: TimeInterval
     /// The instant it stops being fresh: response time + lifetime − initial age.
     var freshUntil: Date
-    /// The body.
+    /// The body (empty for a record of ``parts``).
     var body: Data
+    /// For a record of `206` responses, the parts received; nil for a complete response.
+    var parts: RangeParts?
 
     /// A record of a response that just arrived, its freshness computed from
     /// its headers and the policy.
     init(
         key: String, url: URL, status: Int, headers: HeaderFields, body: Data,
-        requestTime: Date, responseTime: Date, policy: CachePolicy
+        requestTime: Date, responseTime: Date, policy: CachePolicy, parts: RangeParts? = nil
     ) {
         let directives = CacheControl(headers["Cache-Control"])
         let initialAge = Freshness.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
-        let lifetime = Freshness.lifetime(headers: headers, directives: directives, responseTime: responseTime, policy: policy)
+        let lifetime = Freshness.lifetime(status: status, headers: headers, directives: directives, responseTime: responseTime, policy: policy)
+        // An Age that is not a number leaves the real age unknown: such a
+        // response is never fresh, and never stale within a window either.
+        let freshUntil = Freshness.ageValue(headers) == .invalid ? Date.distantPast : responseTime.addingTimeInterval(lifetime - initialAge)
         self.init(
             key: key, url: url, status: status, headers: headers, body: body,
-            requestTime: requestTime, responseTime: responseTime, initialAge: initialAge,
-            freshUntil: responseTime.addingTimeInterval(lifetime - initialAge)
+            requestTime: requestTime, responseTime: responseTime, initialAge: initialAge, freshUntil: freshUntil, parts: parts
         )
     }
 
     /// A record from its stored fields, as decoded.
     init(
         key: String, url: URL, status: Int, headers: HeaderFields, body: Data,
-        requestTime: Date, responseTime: Date, initialAge: TimeInterval, freshUntil: Date
+        requestTime: Date, responseTime: Date, initialAge: TimeInterval, freshUntil: Date, parts: RangeParts? = nil
     ) {
         self.key = key
         self.url = url
@@ -61,6 +65,7 @@ struct CachedResponse: Sendable, Equatable {
         self.responseTime = responseTime
         self.initialAge = initialAge
         self.freshUntil = freshUntil
+        self.parts = parts
     }
 
     // MARK: - Freshness
@@ -87,12 +92,23 @@ struct CachedResponse: Sendable, Equatable {
         return now.timeIntervalSince(freshUntil) <= window
     }
 
+    /// Whether, stale at `now`, it may still be returned at once while it is
+    /// revalidated in the background (RFC 5861 `stale-while-revalidate`): within
+    /// its window, and unless `must-revalidate` or `no-cache` forbid serving it stale.
+    func canServeWhileRevalidating(at now: Date) -> Bool {
+        let directives = directives
+        guard let window = directives.staleWhileRevalidate, !directives.mustRevalidate, !directives.noCache, now >= freshUntil
+        else { return false }
+        return now.timeIntervalSince(freshUntil) <= TimeInterval(window)
+    }
+
     /// How long the cache engine should keep it from `now`: the rest of its
-    /// freshness, plus the longer of its `stale-if-error` window and (when it has
-    /// a validator) the policy's revalidation window. Nil when it is useless from now on.
+    /// freshness, plus the longest of its `stale-if-error` window, its
+    /// `stale-while-revalidate` window and (when it has a validator) the
+    /// policy's revalidation window. Nil when it is useless from now on.
     func retention(at now: Date, policy: CachePolicy) -> Duration? {
         let fresh = max(0, freshUntil.timeIntervalSince(now))
-        var stale = policy.staleIfErrorWindow(directives) ?? 0
+        var stale = max(policy.staleIfErrorWindow(directives) ?? 0, TimeInterval(directives.staleWhileRevalidate ?? 0))
         if hasValidator { stale = max(stale, policy.revalidationWindow.seconds) }
         let total = fresh + stale
         guard total > 0 else { return nil }
@@ -121,7 +137,38 @@ struct CachedResponse: Sendable, Equatable {
     /// The response as the caller sees it, with an `Age` field giving its
     /// current age in whole seconds (RFC 9111 section 5.1).
     func httpResponse(at now: Date) -> HTTPURLResponse {
+        httpResponse(at: now, status: status, fields: headers)
+    }
+
+    /// The `206 Partial Content` answer to `range` (RFC 9110 section 15.3.7), or
+    /// nil when this record can't give it: the range is unsatisfiable, its bytes
+    /// are not all stored, or the body was decoded from a `Content-Encoding`
+    /// (ranges count bytes of the encoded form, which is not kept).
+    func partialResponse(for range: ByteRange, at now: Date) -> (data: Data, response: HTTPURLResponse)? {
+        let coding = headers["Content-Encoding"]?.trimmingHTTPWhitespace.lowercased() ?? "identity"
+        guard coding == "identity" || coding.isEmpty else { return nil }
+        let length: Int
+        let data: Data
+        if let parts {
+            guard let offsets = range.resolved(length: parts.completeLength), let bytes = parts.bytes(in: offsets) else { return nil }
+            length = parts.completeLength
+            data = bytes
+            return (data, partialHTTPResponse(ContentRange(range: offsets, completeLength: length), count: data.count, at: now))
+        }
+        guard status == 200, let offsets = range.resolved(length: body.count) else { return nil }
+        data = Data(body[body.startIndex + offsets.lowerBound ..< body.startIndex + offsets.upperBound])
+        return (data, partialHTTPResponse(ContentRange(range: offsets, completeLength: body.count), count: data.count, at: now))
+    }
+
+    private func partialHTTPResponse(_ contentRange: ContentRange, count: Int, at now: Date) -> HTTPURLResponse {
         var fields = headers
+        fields["Content-Range"] = contentRange.fieldValue
+        fields["Content-Length"] = String(count)
+        return httpResponse(at: now, status: 206, fields: fields)
+    }
+
+    private func httpResponse(at now: Date, status: Int, fields: HeaderFields) -> HTTPURLResponse {
+        var fields = fields
         fields["Age"] = String(Int(age(at: now).rounded(.down)))
         // Foundation returns nil only for a malformed URL, which a stored response never has.
         return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields.dictionary)!
@@ -130,10 +177,44 @@ struct CachedResponse: Sendable, Equatable {
     // MARK: - Storage rules
 
     /// Whether a response may be stored at all (RFC 9111 section 3, for a
-    /// private cache): its status is one the policy caches, and neither the
-    /// request nor the response says `no-store`. `private` and `public` both
-    /// allow a private cache to store.
-    static func isStorable(status: Int, response: CacheControl, request: CacheControl, policy: CachePolicy) -> Bool {
-        policy.cacheableStatusCodes.contains(status) && !response.noStore && !request.noStore
+    /// private cache): neither the request nor the response says `no-store`,
+    /// its status is final (not `1xx`; a `304` only refreshes, a `206` is stored
+    /// as a part, see ``RangeParts``), and it either states its own lifetime
+    /// (`max-age` or `Expires`), is marked `public` or `private`, or has a status
+    /// the policy lists as heuristically cacheable.
+    static func isStorable(status: Int, headers: HeaderFields, request: CacheControl, policy: CachePolicy) -> Bool {
+        status != 206 && mayStore(status: status, headers: headers, request: request, policy: policy)
+    }
+
+    /// Whether a `206` may be kept as a part: as any response, and only with a
+    /// known complete length and no `Content-Encoding` (the transport decoded
+    /// it, so its bytes are no longer those the offsets count).
+    static func isStorablePart(headers: HeaderFields, contentRange: ContentRange, request: CacheControl, policy: CachePolicy) -> Bool {
+        contentRange.completeLength != nil && headers["Content-Encoding"] == nil
+            && mayStore(status: 206, headers: headers, request: request, policy: policy)
+    }
+
+    private static func mayStore(status: Int, headers: HeaderFields, request: CacheControl, policy: CachePolicy) -> Bool {
+        let response = CacheControl(headers["Cache-Control"])
+        guard !response.noStore, !request.noStore, status >= 200, status != 304 else { return false }
+        return Freshness.hasExplicitLifetime(headers: headers, directives: response) || response.isPublic || response.isPrivate
+            || policy.heuristicallyCacheableStatusCodes.contains(status)
+    }
+
+    /// Whether the parts in `stored` and a new part with `headers` are of the
+    /// same representation, so that they may be combined (RFC 9111 section 3.4):
+    /// the same complete length, and the same strong `ETag`, or without entity
+    /// tags, the same `Last-Modified`.
+    static func partsCombine(_ stored: CachedResponse, with headers: HeaderFields, completeLength: Int) -> Bool {
+        guard stored.parts?.completeLength == completeLength else { return false }
+        switch (stored.headers["ETag"], headers["ETag"]) {
+        case let (old?, new?):
+            return !old.hasPrefix("W/") && old.trimmingHTTPWhitespace == new.trimmingHTTPWhitespace
+        case (nil, nil):
+            guard let old = stored.headers["Last-Modified"], let new = headers["Last-Modified"] else { return false }
+            return old.trimmingHTTPWhitespace == new.trimmingHTTPWhitespace
+        default:
+            return false
+        }
     }
 }

@@ -10,18 +10,20 @@ import FoundationNetworking
 ///
 /// A fresh stored response is returned without touching the network; a stale
 /// one with an `ETag` or `Last-Modified` is revalidated with a conditional
-/// request (a `304` costs no body); a response that may be stored is kept,
-/// status, header fields and body together, for as long as its headers (and the
-/// ``CachePolicy``) allow.
+/// request (a `304` costs no body), or within its `stale-while-revalidate`
+/// window returned at once and revalidated in the background; a `Range`
+/// request is answered from a stored complete response or stored parts; a
+/// response that may be stored is kept, status, header fields and body
+/// together, for as long as its headers (and the ``CachePolicy``) allow.
 ///
 /// ```swift
 /// let client = CachingClient(cache: try Kache(directory: cacheDirectory))
 /// let (data, response) = try await client.data(from: URL(string: "https://api.example.com/users/42")!)
 /// ```
 ///
-/// The client's own `URLSession` has no `URLCache`. If you pass a session of
-/// your own, create it from a configuration whose `urlCache` is nil (see
-/// ``makeSession(configuration:)``): two caches must not interfere.
+/// Requests go out through an ``HTTPTransport``: a `URLSession` without
+/// `URLCache` by default (see ``makeSession(configuration:)``), or any other
+/// HTTP client a server-side user plugs in. Two caches must not interfere.
 public final class CachingClient: Sendable {
     /// Where a response came from.
     public enum Source: Sendable, Equatable {
@@ -34,6 +36,9 @@ public final class CachingClient: Sendable {
         /// The cache, stale, because the server could not be reached or
         /// answered with an error, within the `stale-if-error` window.
         case staleOnError
+        /// The cache, stale within its `stale-while-revalidate` window; a
+        /// revalidation runs in the background (``waitForBackgroundRevalidations()``).
+        case staleWhileRevalidating
     }
 
     /// A response and where it came from, from ``response(for:)``.
@@ -49,13 +54,15 @@ public final class CachingClient: Sendable {
 
     /// The cache responses are stored in.
     public let cache: Kache
-    /// The session requests go out through.
-    public let session: URLSession
+    /// How requests reach the network.
+    public let transport: any HTTPTransport
     /// The overrides of the header rules.
     public let policy: CachePolicy
 
     private let store: ResponseStore
     private let counters = Mutex(HTTPCacheStatistics())
+    /// The background revalidations running, by the key of the response they revalidate.
+    private let revalidations = Mutex([String: Task<Void, Never>]())
 
     /// Creates a client that stores into `cache` (into `policy.pool` when set).
     ///
@@ -65,11 +72,25 @@ public final class CachingClient: Sendable {
     ///     one of the client's own, made by ``makeSession(configuration:)``. A
     ///     session you pass should have no `URLCache`.
     ///   - policy: overrides of the header rules (default: none).
-    public init(cache: Kache = .shared, session: URLSession? = nil, policy: CachePolicy = CachePolicy()) {
+    public convenience init(cache: Kache = .shared, session: URLSession? = nil, policy: CachePolicy = CachePolicy()) {
+        self.init(cache: cache, transport: URLSessionTransport(session: session ?? CachingClient.makeSession()), policy: policy)
+    }
+
+    /// Creates a client that reaches the network through `transport`.
+    ///
+    /// ```swift
+    /// let client = CachingClient(cache: cache, transport: MyAsyncHTTPClientTransport())
+    /// ```
+    public init(cache: Kache = .shared, transport: any HTTPTransport, policy: CachePolicy = CachePolicy()) {
         self.cache = cache
-        self.session = session ?? CachingClient.makeSession()
+        self.transport = transport
         self.policy = policy
         store = ResponseStore(cache: cache, pool: policy.pool)
+    }
+
+    /// The session requests go out through, when the transport is a ``URLSessionTransport``.
+    public var session: URLSession? {
+        (transport as? URLSessionTransport)?.session
     }
 
     /// A session for a caching client: `configuration` with its `URLCache`
@@ -101,8 +122,9 @@ public final class CachingClient: Sendable {
     /// ```swift
     /// let (data, response) = try await client.data(from: avatarURL)
     /// ```
-    /// - Throws: the session's error (a `URLError`) when the network fails and no
-    ///   stale response may stand in; `URLError(.badServerResponse)` for a response that is not HTTP.
+    /// - Throws: the transport's error (a `URLError` from the default one) when
+    ///   the network fails and no stale response may stand in;
+    ///   ``HTTPTransportError`` for an answer that is not HTTP or can't be decoded.
     public func data(from url: URL) async throws -> (Data, HTTPURLResponse) {
         try await data(for: URLRequest(url: url))
     }
@@ -124,71 +146,200 @@ public final class CachingClient: Sendable {
     /// ```
     public func response(for request: URLRequest) async throws -> Response {
         let method = (request.httpMethod ?? "GET").uppercased()
-        let requestDirectives = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        let requestDirectives = CacheControl(request: request)
+        if method == "HEAD", let answer = headFromStoredGET(request, directives: requestDirectives) {
+            return answer
+        }
         guard method == "GET", let url = request.url, policy.shouldCache(url),
               !CachingClient.isConditional(request), !requestDirectives.noStore,
               let primary = CacheKey(method: "GET", url: url)
         else {
             return try await passThrough(request, method: method)
         }
-        let value = fieldValues(of: request)
-        let found = store.lookup(primary, value: value)
+        var range: ByteRange?
+        if let field = request.value(forHTTPHeaderField: "Range") {
+            // Several ranges, or another unit: the server answers it, the cache stays out.
+            guard let single = ByteRange(field) else { return try await passThrough(request, method: method) }
+            range = single
+        }
+        let exchange = Exchange(request: request, primary: primary, value: fieldValues(of: request), directives: requestDirectives, range: range)
+        let found = store.lookup(primary, value: exchange.value)
         let now = cache.configuration.clock.now()
 
-        if let stored = found.response, stored.isFresh(at: now), !requestDirectives.noCache,
-           requestDirectives.maxAge.map({ stored.age(at: now) <= TimeInterval($0) }) ?? true {
-            count { $0.freshHits += 1; $0.bytesSaved += UInt64(stored.body.count) }
-            return Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache)
-        }
-
-        var conditional = request
-        if let stored = found.response {
-            if let etag = stored.headers["ETag"] { conditional.setValue(etag, forHTTPHeaderField: "If-None-Match") }
-            if let lastModified = stored.headers["Last-Modified"] {
-                conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+        if let stored = found.response, isUsable(stored, for: exchange, at: now) {
+            if let range {
+                if let part = stored.partialResponse(for: range, at: now) {
+                    count { $0.freshHits += 1; $0.bytesSaved += UInt64(part.data.count) }
+                    return Response(data: part.data, response: part.response, source: .cache)
+                }
+            } else {
+                count { $0.freshHits += 1; $0.bytesSaved += UInt64(stored.body.count) }
+                return Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache)
             }
         }
-        var exchange = try await send(conditional, fallback: found.response)
-        if case let .answered(_, response, requestTime, responseTime) = exchange, response.statusCode == 304,
-           let stored = found.response, stored.hasValidator {
-            let notModified = HeaderFields(response)
-            if CachingClient.selects(notModified, stored) {
-                let refreshed = stored.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime, policy: policy)
-                keep(refreshed, primary: primary, found: found, value: value, requestDirectives: requestDirectives, now: responseTime)
-                count { $0.revalidations += 1; $0.bytesSaved += UInt64(stored.body.count) }
-                return Response(data: refreshed.body, response: refreshed.httpResponse(at: responseTime), source: .revalidated)
-            }
-            // The 304 names another representation than the stored one: ask again, unconditionally.
-            exchange = try await send(request, fallback: found.response)
+        if let range, let parts = store.lookup(primary.partsKey, value: { _ in nil }).response, isUsable(parts, for: exchange, at: now),
+           let part = parts.partialResponse(for: range, at: now) {
+            count { $0.freshHits += 1; $0.bytesSaved += UInt64(part.data.count) }
+            return Response(data: part.data, response: part.response, source: .cache)
         }
-        switch exchange {
-        case let .stale(response):
-            count { $0.staleOnError += 1 }
-            return response
-        case let .answered(data, response, requestTime, responseTime):
-            count { $0.misses += 1 }
-            let record = CachedResponse(
-                key: primary.full, url: response.url ?? url, status: response.statusCode, headers: HeaderFields(response),
-                body: data, requestTime: requestTime, responseTime: responseTime, policy: policy
-            )
-            keep(record, primary: primary, found: found, value: value, requestDirectives: requestDirectives, now: responseTime)
-            return Response(data: data, response: response, source: .network)
+        if range == nil, let stored = found.response, stored.canServeWhileRevalidating(at: now),
+           !requestDirectives.noCache, requestDirectives.maxAge == nil, requestDirectives.minFresh == nil {
+            revalidateInBackground(exchange, found: found)
+            count { $0.staleWhileRevalidating += 1; $0.bytesSaved += UInt64(stored.body.count) }
+            return Response(data: stored.body, response: stored.httpResponse(at: now), source: .staleWhileRevalidating)
         }
+        if requestDirectives.onlyIfCached {
+            // RFC 9111 section 5.2.1.7: nothing usable is stored, and the network is off limits.
+            let timeout = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": "0"])!
+            return Response(data: Data(), response: timeout, source: .cache)
+        }
+        return try await fetch(exchange, found: found)
     }
 
-    /// Removes the stored response (every variant of it) for a GET of `url`.
+    /// Removes the stored response (every variant of it, and any stored parts) for a GET of `url`.
     ///
     /// ```swift
     /// client.removeCachedResponse(for: profileURL)   // after the user edits the profile
     /// ```
     public func removeCachedResponse(for url: URL) {
-        if let key = CacheKey(method: "GET", url: url) { store.remove(key) }
+        guard let key = CacheKey(method: "GET", url: url) else { return }
+        store.remove(key)
+        store.remove(key.partsKey)
+    }
+
+    /// Returns once every background revalidation started so far (for
+    /// `stale-while-revalidate`) has finished and stored its result.
+    ///
+    /// ```swift
+    /// await client.waitForBackgroundRevalidations()   // before closing the cache
+    /// ```
+    public func waitForBackgroundRevalidations() async {
+        // Each task removes itself when done; a round waits for those running now.
+        while let running = revalidations.withLock({ $0.values.first }) {
+            await running.value
+        }
+    }
+
+    // MARK: - Exchanges
+
+    /// A cacheable GET and what the cache needs to know about it.
+    private struct Exchange: Sendable {
+        var request: URLRequest
+        var primary: CacheKey
+        var value: @Sendable (String) -> String?
+        var directives: CacheControl
+        var range: ByteRange?
+    }
+
+    /// Whether `stored` may answer `exchange` at `now` without a request: fresh,
+    /// and the request's `no-cache` and `max-age` allow it. A fresh `immutable`
+    /// response skips the revalidation a reload asks for with `max-age=0`; a
+    /// forced reload (`no-cache`) still revalidates it.
+    ///
+    /// The request's `min-fresh=N` asks for N more seconds of freshness; its
+    /// `max-stale[=N]` accepts a response stale for up to N seconds, unless the
+    /// response says `must-revalidate` or `no-cache`, or its age is unknown.
+    private func isUsable(_ stored: CachedResponse, for exchange: Exchange, at now: Date) -> Bool {
+        isUsable(stored, directives: exchange.directives, at: now)
+    }
+
+    private func isUsable(_ stored: CachedResponse, directives request: CacheControl, at now: Date) -> Bool {
+        let response = stored.directives
+        guard !request.noCache, !response.noCache else { return false }
+        let remaining = stored.freshUntil.timeIntervalSince(now)
+        if let minFresh = request.minFresh, remaining < TimeInterval(minFresh) { return false }
+        if remaining <= 0 {
+            guard let maxStale = request.maxStale, !response.mustRevalidate, Freshness.ageValue(stored.headers) != .invalid,
+                  -remaining <= TimeInterval(maxStale)
+            else { return false }
+        }
+        return response.immutable && remaining > 0 || request.maxAge.map { stored.age(at: now) <= TimeInterval($0) } ?? true
+    }
+
+    /// A HEAD request answered from the stored GET response of its URL, when
+    /// that one may be used: its status and header fields, without the body.
+    private func headFromStoredGET(_ request: URLRequest, directives: CacheControl) -> Response? {
+        guard let url = request.url, policy.shouldCache(url), !CachingClient.isConditional(request), !directives.noStore,
+              request.value(forHTTPHeaderField: "Range") == nil, let primary = CacheKey(method: "GET", url: url),
+              let stored = store.lookup(primary, value: fieldValues(of: request)).response
+        else { return nil }
+        let now = cache.configuration.clock.now()
+        guard isUsable(stored, directives: directives, at: now) else { return nil }
+        count { $0.freshHits += 1 }
+        return Response(data: Data(), response: stored.httpResponse(at: now), source: .cache)
+    }
+
+    /// Asks the server: conditionally when a stored response can be
+    /// revalidated, and stores what comes back.
+    private func fetch(_ exchange: Exchange, found: ResponseStore.Lookup) async throws -> Response {
+        let stored = found.response
+        var conditional = exchange.request
+        // A range the stored body can't give is asked for as it is; a 304 would not help.
+        if let stored, exchange.range.map({ stored.partialResponse(for: $0, at: stored.responseTime) != nil }) ?? true {
+            if let etag = stored.headers["ETag"] { conditional.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+            if let lastModified = stored.headers["Last-Modified"] {
+                conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
+            }
+        }
+        var answer = try await send(conditional, fallback: stored)
+        if case let .answered(_, response, requestTime, responseTime) = answer, response.statusCode == 304,
+           let stored, stored.hasValidator {
+            let notModified = HeaderFields(response)
+            if CachingClient.selects(notModified, stored) {
+                let refreshed = stored.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime, policy: policy)
+                keep(refreshed, exchange: exchange, found: found, now: responseTime)
+                if let range = exchange.range, let part = refreshed.partialResponse(for: range, at: responseTime) {
+                    count { $0.revalidations += 1; $0.bytesSaved += UInt64(part.data.count) }
+                    return Response(data: part.data, response: part.response, source: .revalidated)
+                }
+                count { $0.revalidations += 1; $0.bytesSaved += UInt64(stored.body.count) }
+                return Response(data: refreshed.body, response: refreshed.httpResponse(at: responseTime), source: .revalidated)
+            }
+            // The 304 names another representation than the stored one: ask again, unconditionally.
+            answer = try await send(exchange.request, fallback: stored)
+        }
+        switch answer {
+        case let .stale(response):
+            count { $0.staleOnError += 1 }
+            if let range = exchange.range, let stored, let part = stored.partialResponse(for: range, at: cache.configuration.clock.now()) {
+                return Response(data: part.data, response: part.response, source: .staleOnError)
+            }
+            return response
+        case let .answered(data, response, requestTime, responseTime):
+            count { $0.misses += 1 }
+            let headers = HeaderFields(response)
+            let url = response.url ?? exchange.request.url!
+            if exchange.range != nil, response.statusCode == 206 {
+                keepPart(data, headers: headers, url: url, exchange: exchange, requestTime: requestTime, responseTime: responseTime)
+            } else if exchange.range == nil || response.statusCode == 200 {
+                // A 200 to a Range request is the complete representation: the server ignored the range.
+                let record = CachedResponse(
+                    key: exchange.primary.full, url: url, status: response.statusCode, headers: headers,
+                    body: data, requestTime: requestTime, responseTime: responseTime, policy: policy
+                )
+                keep(record, exchange: exchange, found: found, now: responseTime)
+            }
+            return Response(data: data, response: response, source: .network)
+        }
+    }
+
+    /// Revalidates `found`'s response for `exchange` in the background, unless
+    /// a revalidation of the same key is already running.
+    private func revalidateInBackground(_ exchange: Exchange, found: ResponseStore.Lookup) {
+        let key = found.key.full
+        revalidations.withLock { running in
+            guard running[key] == nil else { return }
+            running[key] = Task { [self] in
+                _ = try? await fetch(exchange, found: found)
+                _ = revalidations.withLock { $0.removeValue(forKey: key) }
+            }
+        }
     }
 
     // MARK: - Network
 
     /// What the network gave: a response, or a stale stored one standing in for an error.
-    private enum Exchange {
+    private enum Answer {
         case answered(Data, HTTPURLResponse, requestTime: Date, responseTime: Date)
         case stale(Response)
     }
@@ -198,12 +349,12 @@ public final class CachingClient: Sendable {
 
     /// Sends `request`; when the network fails, or the server answers with an
     /// error, `fallback` stands in if it may still be served stale.
-    private func send(_ request: URLRequest, fallback: CachedResponse?) async throws -> Exchange {
+    private func send(_ request: URLRequest, fallback: CachedResponse?) async throws -> Answer {
         let requestTime = cache.configuration.clock.now()
         let data: Data
-        let response: URLResponse
+        let response: HTTPURLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await transport.send(request)
         } catch let error as URLError where error.code != .cancelled {
             let now = cache.configuration.clock.now()
             if let fallback, fallback.canServeStale(at: now, policy: policy) {
@@ -211,24 +362,36 @@ public final class CachingClient: Sendable {
             }
             throw error
         }
-        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         let responseTime = cache.configuration.clock.now()
-        if CachingClient.serverErrors.contains(http.statusCode), let fallback, fallback.canServeStale(at: responseTime, policy: policy) {
+        if CachingClient.serverErrors.contains(response.statusCode), let fallback, fallback.canServeStale(at: responseTime, policy: policy) {
             return .stale(Response(data: fallback.body, response: fallback.httpResponse(at: responseTime), source: .staleOnError))
         }
-        return .answered(data, http, requestTime: requestTime, responseTime: responseTime)
+        return .answered(data, response, requestTime: requestTime, responseTime: responseTime)
     }
 
-    /// A request the cache stays out of; a successful unsafe method
-    /// invalidates the stored GET response of its URL.
+    /// A request the cache stays out of. A successful unsafe method
+    /// invalidates the stored GET response of its URL; a POST response that
+    /// names its own URL in `Content-Location` and states its lifetime then
+    /// answers later GETs of that URL (RFC 9111 section 4).
     private func passThrough(_ request: URLRequest, method: String) async throws -> Response {
         count { $0.bypassed += 1 }
-        let (data, response) = try await session.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
-        if !CachingClient.safeMethods.contains(method), (200 ..< 400).contains(http.statusCode), let url = request.url {
+        let requestTime = cache.configuration.clock.now()
+        let (data, response) = try await transport.send(request)
+        let responseTime = cache.configuration.clock.now()
+        if !CachingClient.safeMethods.contains(method), (200 ..< 400).contains(response.statusCode), let url = request.url {
             removeCachedResponse(for: url)
+            // RFC 9111 section 4.4: the URLs in Location and Content-Location too,
+            // when they share the request's origin (another origin can't be trusted with it).
+            for name in ["Location", "Content-Location"] {
+                guard let value = response.value(forHTTPHeaderField: name),
+                      let target = URL(string: value.trimmingHTTPWhitespace, relativeTo: url)?.absoluteURL,
+                      target.scheme == url.scheme, target.host == url.host, target.port == url.port
+                else { continue }
+                removeCachedResponse(for: target)
+            }
+            if method == "POST" { keepPOSTResponse(data, response, request: request, requestTime: requestTime, responseTime: responseTime) }
         }
-        return Response(data: data, response: http, source: .network)
+        return Response(data: data, response: response, source: .network)
     }
 
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
@@ -237,18 +400,15 @@ public final class CachingClient: Sendable {
 
     /// Stores `record` if the rules allow it, else removes what was stored
     /// for the request, so that an outdated response is never served again.
-    private func keep(
-        _ record: CachedResponse, primary: CacheKey, found: ResponseStore.Lookup,
-        value: (String) -> String?, requestDirectives: CacheControl, now: Date
-    ) {
-        guard CachedResponse.isStorable(status: record.status, response: record.directives, request: requestDirectives, policy: policy),
+    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date) {
+        guard CachedResponse.isStorable(status: record.status, headers: record.headers, request: exchange.directives, policy: policy),
               let fields = CacheKey.varyingFields(record.headers["Vary"])
         else {
             if found.response != nil { store.remove(found.key) }
             return
         }
         do {
-            if try store.save(record, primary: primary, varyingFields: fields, value: value, now: now, policy: policy) {
+            if try store.save(record, primary: exchange.primary, varyingFields: fields, value: exchange.value, now: now, policy: policy) {
                 count { $0.stores += 1 }
             } else if found.response != nil {
                 store.remove(found.key)
@@ -257,6 +417,72 @@ public final class CachingClient: Sendable {
             count { $0.storeFailures += 1 }
             if found.response != nil { store.remove(found.key) }
         }
+    }
+
+    /// Keeps a `206` part: combined with the stored parts when they are of the
+    /// same representation (else replacing them), and once the parts join into
+    /// the whole representation, stored as a complete `200` instead (RFC 9111
+    /// sections 3.3 and 3.4). A part with `Vary` is not kept.
+    private func keepPart(_ data: Data, headers: HeaderFields, url: URL, exchange: Exchange, requestTime: Date, responseTime: Date) {
+        let partsKey = exchange.primary.partsKey
+        guard let field = headers["Content-Range"], let contentRange = ContentRange(field), let length = contentRange.completeLength,
+              contentRange.range.count == data.count, headers["Vary"] == nil,
+              CachedResponse.isStorablePart(headers: headers, contentRange: contentRange, request: exchange.directives, policy: policy)
+        else { return }
+        let stored = store.lookup(partsKey, value: { _ in nil }).response
+        var parts = RangeParts(completeLength: length, offset: contentRange.range.lowerBound, bytes: data)
+        if let stored, let storedParts = stored.parts, CachedResponse.partsCombine(stored, with: headers, completeLength: length) {
+            parts = storedParts
+            parts.insert(offset: contentRange.range.lowerBound, bytes: data)
+        }
+        var partHeaders = headers
+        partHeaders["Content-Range"] = nil
+        partHeaders["Content-Length"] = nil
+        if let complete = parts.complete {
+            partHeaders["Content-Length"] = String(complete.count)
+            let record = CachedResponse(
+                key: exchange.primary.full, url: url, status: 200, headers: partHeaders, body: complete,
+                requestTime: requestTime, responseTime: responseTime, policy: policy
+            )
+            var whole = exchange
+            whole.range = nil
+            keep(record, exchange: whole, found: store.lookup(exchange.primary, value: exchange.value), now: responseTime)
+            store.remove(partsKey)
+            return
+        }
+        let record = CachedResponse(
+            key: partsKey.full, url: url, status: 206, headers: partHeaders, body: Data(),
+            requestTime: requestTime, responseTime: responseTime, policy: policy, parts: parts
+        )
+        do {
+            if try store.save(record, primary: partsKey, varyingFields: [], value: { _ in nil }, now: responseTime, policy: policy) {
+                count { $0.stores += 1 }
+            } else {
+                store.remove(partsKey)
+            }
+        } catch {
+            count { $0.storeFailures += 1 }
+            store.remove(partsKey)
+        }
+    }
+
+    /// Stores a POST response for later GETs of the same URL when it says it
+    /// is that URL's representation (`Content-Location` equal to the request
+    /// URL) and states its lifetime (`max-age` or `Expires`).
+    private func keepPOSTResponse(_ data: Data, _ response: HTTPURLResponse, request: URLRequest, requestTime: Date, responseTime: Date) {
+        let headers = HeaderFields(response)
+        guard let url = request.url, let location = headers["Content-Location"],
+              let resolved = URL(string: location.trimmingHTTPWhitespace, relativeTo: url)?.absoluteURL,
+              let primary = CacheKey(method: "GET", url: url), CacheKey(method: "GET", url: resolved) == primary,
+              Freshness.hasExplicitLifetime(headers: headers, directives: CacheControl(headers["Cache-Control"]))
+        else { return }
+        let directives = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
+        let exchange = Exchange(request: request, primary: primary, value: fieldValues(of: request), directives: directives, range: nil)
+        let record = CachedResponse(
+            key: primary.full, url: url, status: response.statusCode, headers: headers, body: data,
+            requestTime: requestTime, responseTime: responseTime, policy: policy
+        )
+        keep(record, exchange: exchange, found: ResponseStore.Lookup(key: primary, response: nil), now: responseTime)
     }
 
     // MARK: - Helpers
@@ -282,10 +508,8 @@ public final class CachingClient: Sendable {
 
     /// The request's field values as the server will see them for `Vary`: the
     /// request's own, else the session's additional header fields.
-    private func fieldValues(of request: URLRequest) -> (String) -> String? {
-        let additional = (session.configuration.httpAdditionalHeaders ?? [:]).compactMap { key, value -> (String, String)? in
-            (key as? String).map { ($0, "\(value)") }
-        }
+    private func fieldValues(of request: URLRequest) -> @Sendable (String) -> String? {
+        let additional = transport.additionalHeaderFields.map { ($0.key, $0.value) }
         return { name in
             request.value(forHTTPHeaderField: name)
                 ?? additional.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1

@@ -10,13 +10,16 @@ enum Freshness {
     /// 2. the policy's fixed TTL, when it has one;
     /// 3. `max-age` (`s-maxage` is for shared caches and ignored);
     /// 4. `Expires` minus `Date` (the response time stands in for a missing
-    ///    `Date`; an `Expires` that is not a valid date means "already expired");
-    /// 5. the policy's heuristic from `Last-Modified`, when it is on;
+    ///    `Date`; an `Expires` that is not exactly one valid HTTP date, two
+    ///    `Expires` lines included, means "already expired");
+    /// 5. the policy's heuristic from `Last-Modified` (RFC 9111 section 4.2.2),
+    ///    only for a status code the policy lists as heuristically cacheable or a
+    ///    response marked `public`;
     /// 6. otherwise 0.
     ///
     /// The policy's maximum TTL caps the result.
     static func lifetime(
-        headers: HeaderFields, directives: CacheControl, responseTime: Date, policy: CachePolicy
+        status: Int, headers: HeaderFields, directives: CacheControl, responseTime: Date, policy: CachePolicy
     ) -> TimeInterval {
         guard !directives.noCache else { return 0 }
         let lifetime: TimeInterval
@@ -28,6 +31,7 @@ enum Freshness {
         } else if let expires = headers["Expires"] {
             lifetime = HTTPDate.parse(expires, now: responseTime).map { max(0, $0.timeIntervalSince(dateValue)) } ?? 0
         } else if case let .fractionOfAge(fraction, limit) = policy.heuristicFreshness,
+                  policy.heuristicallyCacheableStatusCodes.contains(status) || directives.isPublic,
                   let lastModified = headers["Last-Modified"].flatMap({ HTTPDate.parse($0, now: responseTime) }) {
             lifetime = min(max(0, dateValue.timeIntervalSince(lastModified)) * max(0, fraction), limit.seconds)
         } else {
@@ -35,6 +39,33 @@ enum Freshness {
         }
         guard let maximum = policy.maximumTTL else { return lifetime }
         return min(lifetime, max(0, maximum.seconds))
+    }
+
+    /// Whether the response states its own lifetime (`max-age` or `Expires`,
+    /// valid or not): only then may a status code outside the heuristically
+    /// cacheable ones be stored (RFC 9111 section 3).
+    static func hasExplicitLifetime(headers: HeaderFields, directives: CacheControl) -> Bool {
+        directives.maxAge != nil || headers["Expires"] != nil
+    }
+
+    /// The `Age` field (RFC 9111 section 5.1): its first member (a list, or
+    /// two lines that Foundation joined with a comma, counts from the first),
+    /// as delta-seconds.
+    enum AgeValue: Equatable {
+        /// No `Age` field.
+        case absent
+        /// A valid age in seconds.
+        case seconds(Int)
+        /// An age that is not a non-negative integer (`old`, `-5`, `1.5`): the
+        /// response can't be trusted to be fresh, so it is used only after validation.
+        case invalid
+    }
+
+    /// The response's `Age` value.
+    static func ageValue(_ headers: HeaderFields) -> AgeValue {
+        guard let field = headers["Age"] else { return .absent }
+        let first = field.split(separator: ",", omittingEmptySubsequences: false).first.map { $0.trimmingHTTPWhitespace } ?? ""
+        return CacheControl.deltaSeconds(first).map(AgeValue.seconds) ?? .invalid
     }
 
     /// The response's age when it arrived, in seconds (RFC 9111 section 4.2.3):
@@ -49,7 +80,7 @@ enum Freshness {
     static func correctedInitialAge(headers: HeaderFields, requestTime: Date, responseTime: Date) -> TimeInterval {
         let dateValue = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
         let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
-        let ageValue = TimeInterval(headers["Age"].flatMap { CacheControl.deltaSeconds($0.trimmingHTTPWhitespace) } ?? 0)
+        let ageValue: TimeInterval = if case let .seconds(age) = ageValue(headers) { TimeInterval(age) } else { 0 }
         let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
         return max(apparentAge, ageValue + responseDelay)
     }

@@ -18,6 +18,9 @@ public struct HTTPCacheStatistics: Sendable, Equatable, Codable {
     /// Requests answered with a stale response because the server could not be
     /// reached or answered 500, 502, 503 or 504 (`stale-if-error`).
     public var staleOnError: UInt64 = 0
+    /// Requests answered at once with a stale response within its
+    /// `stale-while-revalidate` window, while a revalidation ran in the background.
+    public var staleWhileRevalidating: UInt64 = 0
     /// Responses written to the cache (new ones and ones refreshed by a `304`).
     public var stores: UInt64 = 0
     /// Responses the cache engine refused to store (too large, disk full…);
@@ -27,15 +30,18 @@ public struct HTTPCacheStatistics: Sendable, Equatable, Codable {
     /// GET, URLs the policy excludes, requests with their own conditional fields
     /// or with `Cache-Control: no-store`.
     public var bypassed: UInt64 = 0
-    /// Body bytes served from the cache instead of being downloaded: fresh hits and `304` revalidations.
+    /// Body bytes served from the cache instead of being downloaded: fresh hits,
+    /// `304` revalidations and stale-while-revalidate answers.
     public var bytesSaved: UInt64 = 0
 
     /// Creates statistics with every counter at zero.
     public init() {}
 
-    /// Fresh hits and revalidations over the cacheable GET requests that were answered.
+    /// Fresh hits, revalidations and stale-while-revalidate answers over the
+    /// cacheable GET requests that were answered.
     public var hitRatio: Double {
-        let answered = freshHits + revalidations + misses + staleOnError
-        return answered == 0 ? 0 : Double(freshHits + revalidations) / Double(answered)
+        let served = freshHits + revalidations + staleWhileRevalidating
+        let answered = served + misses + staleOnError
+        return answered == 0 ? 0 : Double(served) / Double(answered)
     }
 }

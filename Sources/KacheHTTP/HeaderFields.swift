@@ -21,15 +21,20 @@ struct HeaderFields: Sendable, Equatable {
         for field in fields { self[field.name] = field.value }
     }
 
-    /// The fields of `response`, without the hop-by-hop ones, sorted by name
-    /// (Foundation hands them over as an unordered dictionary).
+    /// The fields of `response` that describe the representation, sorted by
+    /// name (Foundation hands them over as an unordered dictionary): neither
+    /// the hop-by-hop ones (`Transfer-Encoding` among them) nor those the
+    /// `Connection` field names (RFC 9110 section 7.6.1). `Content-Encoding`
+    /// is kept as received.
     init(_ response: HTTPURLResponse) {
         let pairs = response.allHeaderFields.compactMap { key, value -> (name: String, value: String)? in
             guard let name = key as? String else { return nil }
             return (name, "\(value)")
         }
+        let connection = pairs.first { $0.name.lowercased() == "connection" }?.value ?? ""
+        let connectionOptions = Set(connection.split(separator: ",").map { $0.trimmingHTTPWhitespace.lowercased() })
         self.init(pairs
-            .filter { !HeaderFields.hopByHop.contains($0.name.lowercased()) }
+            .filter { !HeaderFields.hopByHop.contains($0.name.lowercased()) && !connectionOptions.contains($0.name.lowercased()) }
             .sorted { $0.name.lowercased() < $1.name.lowercased() })
     }
 

@@ -5,10 +5,10 @@ import Testing
 
 /// The caller's overrides of the header rules.
 @Suite struct CachePolicyTests {
-    @Test func theDefaultsAreThoseOfAPrivateCacheWithoutHeuristics() {
+    @Test func theDefaultsAreThoseOfAPrivateCacheWithBrowserHeuristics() {
         let policy = CachePolicy()
-        #expect(policy.cacheableStatusCodes == [200, 203, 204, 300, 301, 404, 410])
-        #expect(policy.heuristicFreshness == .off)
+        #expect(policy.heuristicallyCacheableStatusCodes == [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501])
+        #expect(policy.heuristicFreshness == .fractionOfAge(0.1, limit: .seconds(7 * 86_400)))
         #expect(policy.staleIfError == .asResponseAllows)
         #expect(policy.fixedTTL == nil)
         #expect(policy.maximumTTL == nil)

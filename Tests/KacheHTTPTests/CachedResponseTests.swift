@@ -33,8 +33,9 @@ import Testing
         // Stale, without validator or stale-if-error: nothing left to keep.
         #expect(response([("Cache-Control", "max-age=0")], policy: policy).retention(at: arrival, policy: policy) == nil)
         #expect(response([], policy: policy).retention(at: arrival, policy: policy) == nil)
+        // Last-Modified long ago: the heuristic's cap of 7 days, then the revalidation window.
         #expect(response([("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")], policy: policy)
-            .retention(at: arrival, policy: policy) == .seconds(1000))
+            .retention(at: arrival, policy: policy) == .seconds(7 * 86_400 - 1 + 1000))
     }
 
     @Test func staleIfErrorIsForbiddenByMustRevalidateAndNoCache() {
@@ -73,13 +74,33 @@ import Testing
         #expect(refreshed.freshUntil == later.addingTimeInterval(60))
     }
 
-    @Test func storingFollowsStatusAndNoStore() {
-        let none = CacheControl(nil)
-        #expect(CachedResponse.isStorable(status: 200, response: none, request: none, policy: CachePolicy()))
-        #expect(CachedResponse.isStorable(status: 200, response: CacheControl("private"), request: none, policy: CachePolicy()))
-        #expect(!CachedResponse.isStorable(status: 200, response: CacheControl("no-store"), request: none, policy: CachePolicy()))
-        #expect(!CachedResponse.isStorable(status: 200, response: none, request: CacheControl("no-store"), policy: CachePolicy()))
-        #expect(!CachedResponse.isStorable(status: 302, response: CacheControl("max-age=60"), request: none, policy: CachePolicy()))
+    @Test func storingFollowsStatusExplicitLifetimeAndNoStore() {
+        func storable(_ status: Int, _ pairs: [(String, String)], request: CacheControl = CacheControl(nil)) -> Bool {
+            CachedResponse.isStorable(status: status, headers: HeaderFields(pairs.map { (name: $0.0, value: $0.1) }), request: request, policy: CachePolicy())
+        }
+        #expect(storable(200, []))
+        #expect(storable(404, []))
+        #expect(storable(200, [("Cache-Control", "private")]))
+        #expect(!storable(200, [("Cache-Control", "no-store")]))
+        #expect(!storable(200, [], request: CacheControl("no-store")))
+        // Any final status with a lifetime of its own; without one, only the heuristic codes (or public/private).
+        #expect(storable(302, [("Cache-Control", "max-age=60")]))
+        #expect(storable(500, [("Expires", "Sun, 06 Nov 1994 08:49:37 GMT")]))
+        #expect(!storable(500, []))
+        #expect(!storable(201, [("ETag", "\"a\"")]))
+        #expect(storable(403, [("Cache-Control", "public")]))
+        // Never: interim responses, 304s, and 206s (stored as parts instead).
+        #expect(!storable(101, [("Cache-Control", "max-age=60")]))
+        #expect(!storable(304, [("Cache-Control", "max-age=60")]))
+        #expect(!storable(206, [("Cache-Control", "max-age=60")]))
+    }
+
+    @Test func anInvalidAgeMakesTheResponseUsableOnlyAfterValidation() {
+        let policy = CachePolicy(staleIfError: .atLeast(.seconds(600)))
+        let stored = response([("Cache-Control", "max-age=3600, stale-while-revalidate=600"), ("Age", "old, 0")], policy: policy)
+        #expect(!stored.isFresh(at: arrival))
+        #expect(!stored.canServeStale(at: arrival, policy: policy))
+        #expect(response([("Cache-Control", "max-age=3600"), ("Age", "0, old")]).isFresh(at: arrival))
     }
 }
 

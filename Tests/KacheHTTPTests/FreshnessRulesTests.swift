@@ -92,14 +92,135 @@ import Testing
         #expect(try await f.get(path).source == .network)
     }
 
-    @Test func heuristicFreshnessIsOffByDefault() async throws {
-        // Only Last-Modified: stale at once, so every use is revalidated.
+    @Test func heuristicFreshnessIsATenthOfTheLastModifiedAgeByDefault() async throws {
+        // Last-Modified 10,000 s before Date: fresh for 1,000 s, then revalidated.
         let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/heuristic?lm_age=10000"
+        #expect(try await f.get(path).source == .network)
+        try await f.advance(by: 990)
+        #expect(try await f.get(path).source == .cache)
+        try await f.advance(by: 20)
+        #expect(try await f.get(path).source == .revalidated)
+        #expect(try await f.server.requestCount("/r/heuristic") == 2)
+    }
+
+    @Test func thePolicyCanTurnHeuristicFreshnessOff() async throws {
+        // Only Last-Modified: stale at once, so every use is revalidated.
+        let f = try HTTPFixture(policy: CachePolicy(heuristicFreshness: .off))
         defer { f.stop() }
         let path = "/r/heuristic?lm_age=10000"
         #expect(try await f.get(path).source == .network)
         #expect(try await f.get(path).source == .revalidated)
         #expect(try await f.server.requestCount("/r/heuristic") == 2)
+    }
+
+    @Test func heuristicsNeverOverrideAnExpiresThatHasPassed() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/expired-lm?lm_age=10000&expires_delta=-10"
+        _ = try await f.get(path)
+        #expect(try await f.get(path).source == .revalidated)
+        #expect(try await f.server.requestCount("/r/expired-lm") == 2)
+    }
+
+    /// Each malformed Expires, sent with a Last-Modified that would otherwise
+    /// give a heuristic lifetime: already expired, so the second use revalidates.
+    @Test(arguments: [
+        "Sun 06 Nov 2044 08:49:37 GMT",       // missing comma
+        "Sun,  06 Nov 2044 08:49:37 GMT",     // extra space
+        "Sun, 06 Nov 2044 08:49:37 UTC",      // wrong time zone
+        "Sun, 06 Nov 2044 08:49:37 +0000",
+        "Sun, 06 Nov 44 08:49:37 GMT",        // two-digit year in IMF-fixdate
+        "0",
+    ])
+    func aMalformedExpiresMeansAlreadyExpired(expires: String) async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/malformed?lm_age=10000&expires=" + HTTPFixture.query(expires)
+        _ = try await f.get(path)
+        #expect(try await f.get(path).source == .revalidated)
+        #expect(try await f.server.requestCount("/r/malformed") == 2)
+    }
+
+    @Test(arguments: ["Sun, 06 Nov 2044 08:49:37 GMT", "sun, 06 nov 2044 08:49:37 gmt", "SUNDAY, 06-NOV-44 08:49:37 GMT", "sun nov  6 08:49:37 2044"])
+    func aValidExpiresInAnyLetterCaseKeepsTheResponseFresh(expires: String) async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/valid-expires?expires=" + HTTPFixture.query(expires)
+        _ = try await f.get(path)
+        #expect(try await f.get(path).source == .cache)
+        #expect(try await f.server.requestCount("/r/valid-expires") == 1)
+    }
+
+    @Test func twoExpiresLinesMeanStale() async throws {
+        // RFC 9111 section 4.2.1: with two Expires, use the first or consider the
+        // response stale; Foundation joins the lines, so this cache does the latter.
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let date = HTTPFixture.query("Expires:Sun, 06 Nov 2044 08:49:37 GMT")
+        let path = "/r/two-expires?etag=auto&header=\(date)&header=\(date)"
+        _ = try await f.get(path)
+        #expect(try await f.get(path).source == .revalidated)
+    }
+
+    @Test func ofTwoCacheControlLinesTheFirstMaxAgeCounts() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/two-cc?header=Cache-Control:max-age%3D60&header=Cache-Control:max-age%3D0"
+        _ = try await f.get(path)
+        try await f.advance(by: 30)
+        #expect(try await f.get(path).source == .cache)
+        #expect(try await f.server.requestCount("/r/two-cc") == 1)
+    }
+
+    @Test func anAgeOfOldThenZeroMakesTheResponseUsableOnlyAfterValidation() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/old-age?cc=max-age%3D3600&etag=auto&age=" + HTTPFixture.query("old, 0")
+        _ = try await f.get(path)
+        #expect(try await f.get(path).source == .revalidated)
+        #expect(try await f.server.requestCount("/r/old-age") == 2)
+        // Without a validator it is not kept at all.
+        let plain = "/r/old-age-plain?cc=max-age%3D3600&age=" + HTTPFixture.query("old, 0")
+        _ = try await f.get(plain)
+        #expect(try await f.get(plain).source == .network)
+    }
+
+    @Test func anAgeWhoseFirstMemberIsValidCounts() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/age-list?cc=max-age%3D60&age=" + HTTPFixture.query("50, old")
+        _ = try await f.get(path)
+        try await f.advance(by: 5)
+        #expect(try await f.get(path).source == .cache)
+        try await f.advance(by: 6)
+        #expect(try await f.get(path).source == .network)
+    }
+
+    @Test func aFreshImmutableResponseSkipsTheRevalidationOfAReload() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let immutable = "/r/immutable?cc=max-age%3D60,%20immutable&etag=auto"
+        let mutable = "/r/mutable?cc=max-age%3D60&etag=auto"
+        _ = try await f.get(immutable)
+        _ = try await f.get(mutable)
+        try await f.advance(by: 5)
+        let reload = ["Cache-Control": "max-age=0"]
+        #expect(try await f.get(immutable, fields: reload).source == .cache)
+        #expect(try await f.get(mutable, fields: reload).source == .revalidated)
+        // A forced reload still asks.
+        #expect(try await f.get(immutable, fields: ["Cache-Control": "no-cache"]).source == .revalidated)
+    }
+
+    @Test func aStaleImmutableResponseIsRevalidated() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/immutable-stale?cc=max-age%3D60,%20immutable&etag=auto"
+        _ = try await f.get(path)
+        try await f.advance(by: 61)
+        #expect(try await f.get(path).source == .revalidated)
+        #expect(try await f.server.stats("/r/immutable-stale").last["if-none-match"] == "\"v1\"")
     }
 
     @Test func heuristicFreshnessWhenEnabledIsAFractionOfTheLastModifiedAgeWithinItsLimit() async throws {

@@ -8,9 +8,11 @@ import Testing
     func fields(_ pairs: [(String, String)]) -> HeaderFields { HeaderFields(pairs.map { (name: $0.0, value: $0.1) }) }
     func date(_ offset: TimeInterval) -> String { imfDate(arrival.addingTimeInterval(offset)) }
 
-    func lifetime(_ pairs: [(String, String)], policy: CachePolicy = CachePolicy()) -> TimeInterval {
+    func lifetime(_ pairs: [(String, String)], status: Int = 200, policy: CachePolicy = CachePolicy()) -> TimeInterval {
         let headers = fields(pairs)
-        return Freshness.lifetime(headers: headers, directives: CacheControl(headers["Cache-Control"]), responseTime: arrival, policy: policy)
+        return Freshness.lifetime(
+            status: status, headers: headers, directives: CacheControl(headers["Cache-Control"]), responseTime: arrival, policy: policy
+        )
     }
 
     @Test func maxAgeWinsOverExpires() {
@@ -36,14 +38,40 @@ import Testing
         #expect(lifetime([("Cache-Control", "max-age=20")], policy: CachePolicy(maximumTTL: .seconds(30))) == 20)
     }
 
-    @Test func theHeuristicNeedsLastModifiedAndBeingTurnedOn() {
+    @Test func theHeuristicIsATenthOfTheLastModifiedAgeByDefaultCappedAtAWeek() {
         let lastModified = [("Date", date(0)), ("Last-Modified", date(-10_000))]
-        #expect(lifetime(lastModified) == 0)
-        let on = CachePolicy(heuristicFreshness: .fractionOfAge(0.1, limit: .seconds(86_400)))
-        #expect(lifetime(lastModified, policy: on) == 1000)
-        #expect(lifetime([("Date", date(0))], policy: on) == 0)
+        #expect(lifetime(lastModified) == 1000)
+        #expect(lifetime([("Date", date(0)), ("Last-Modified", date(-100 * 86_400))]) == 7 * 86_400)
+        #expect(lifetime(lastModified, policy: CachePolicy(heuristicFreshness: .off)) == 0)
+        #expect(lifetime([("Date", date(0))]) == 0)
         let capped = CachePolicy(heuristicFreshness: .fractionOfAge(0.1, limit: .seconds(60)))
         #expect(lifetime(lastModified, policy: capped) == 60)
+    }
+
+    @Test func theHeuristicNeverAppliesWhenTheResponseForbidsIt() {
+        let lastModified = [("Date", date(0)), ("Last-Modified", date(-10_000))]
+        // An explicit lifetime, even an invalid or expired one, is no invitation to guess.
+        #expect(lifetime(lastModified + [("Expires", "0")]) == 0)
+        #expect(lifetime(lastModified + [("Expires", date(-1))]) == 0)
+        #expect(lifetime(lastModified + [("Cache-Control", "max-age=0")]) == 0)
+        #expect(lifetime(lastModified + [("Cache-Control", "no-cache")]) == 0)
+        // A status that is not heuristically cacheable, unless marked public.
+        #expect(lifetime(lastModified, status: 500) == 0)
+        #expect(lifetime(lastModified, status: 201) == 0)
+        #expect(lifetime(lastModified + [("Cache-Control", "public")], status: 500) == 1000)
+        #expect(lifetime(lastModified, status: 404) == 1000)
+    }
+
+    @Test func theAgeFieldCountsItsFirstMemberAndAnythingElseIsInvalid() {
+        func age(_ value: String) -> Freshness.AgeValue { Freshness.ageValue(fields([("Age", value)])) }
+        #expect(Freshness.ageValue(fields([])) == .absent)
+        #expect(age("30") == .seconds(30))
+        #expect(age(" 30 ") == .seconds(30))
+        #expect(age("0, 7200") == .seconds(0))       // two lines joined: the first counts
+        #expect(age("old, 0") == .invalid)
+        #expect(age("-7200") == .invalid)
+        #expect(age("7200.0") == .invalid)
+        #expect(age("") == .invalid)
     }
 
     @Test func theInitialAgeIsTheLargerOfApparentAndCorrectedAge() {
@@ -52,7 +80,7 @@ import Testing
         #expect(Freshness.correctedInitialAge(headers: fields([("Date", date(-30))]), requestTime: sent, responseTime: arrival) == 30)
         // Age 50 + 2 s of response delay beats an apparent age of 30.
         #expect(Freshness.correctedInitialAge(headers: fields([("Date", date(-30)), ("Age", "50")]), requestTime: sent, responseTime: arrival) == 52)
-        // A Date in the future is no negative age; a bad Age is ignored.
+        // A Date in the future is no negative age; a bad Age adds nothing (it makes the response stale instead).
         #expect(Freshness.correctedInitialAge(headers: fields([("Date", date(100)), ("Age", "x")]), requestTime: arrival, responseTime: arrival) == 0)
     }
 }

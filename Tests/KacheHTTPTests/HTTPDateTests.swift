@@ -33,4 +33,38 @@ import Testing
     func anythingElseIsNotADate(text: String) {
         #expect(HTTPDate.parse(text) == nil)
     }
+
+    /// Each deviation from the three grammars of RFC 9110 section 5.6.7 is no date at all.
+    @Test(arguments: [
+        "Sun 06 Nov 1994 08:49:37 GMT",            // IMF-fixdate without its comma
+        "Sun,  06 Nov 1994 08:49:37 GMT",          // an extra space
+        "Sun, 06  Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49:37  GMT",
+        " Sun, 06 Nov 1994 08:49:37 GMT",          // leading and trailing spaces
+        "Sun, 06 Nov 1994 08:49:37 GMT ",
+        "Sun, 06 Nov 1994 08:49:37 UTC",           // another time zone
+        "Sun, 06 Nov 1994 08:49:37 +0000",
+        "Sun, 06 Nov 1994 08:49:37",               // none
+        "Sun, 6 Nov 1994 08:49:37 GMT",            // one-digit day
+        "Sun,\t06 Nov 1994 08:49:37 GMT",          // a tab for a space
+        "Sunday, 06 Nov 1994 08:49:37 GMT",        // a long day name in IMF-fixdate
+        "Sun, 06-Nov-94 08:49:37 GMT",             // a short day name in RFC 850
+        "Sunday 06-Nov-94 08:49:37 GMT",           // RFC 850 without its comma
+        "Sunday, 06-Nov-1994 08:49:37 GMT",
+        "Sun Nov 6 08:49:37 1994",                 // asctime's day needs two characters
+        "Sun Nov  6 08:49:37 1994 GMT",
+        "Sun, Nov  6 08:49:37 1994",
+        "Foo, 06 Nov 1994 08:49:37 GMT",           // no such day
+    ])
+    func aDateThatDeviatesFromTheGrammarIsNotADate(text: String) {
+        #expect(HTTPDate.parse(text, now: example) == nil)
+    }
+
+    @Test func dayMonthAndTimeZoneParseInAnyLetterCase() {
+        #expect(HTTPDate.parse("sun, 06 nov 1994 08:49:37 gmt") == example)
+        #expect(HTTPDate.parse("SUN, 06 NOV 1994 08:49:37 Gmt") == example)
+        #expect(HTTPDate.parse("SUNDAY, 06-nOv-94 08:49:37 gmt", now: Date(timeIntervalSince1970: 800_000_000)) == example)
+        #expect(HTTPDate.parse("sUn NOV  6 08:49:37 1994") == example)
+        #expect(HTTPDate.parse("Sun Nov 06 08:49:37 1994") == example)
+    }
 }

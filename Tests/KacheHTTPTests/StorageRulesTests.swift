@@ -27,18 +27,52 @@ import FoundationNetworking
         #expect(files.allSatisfy { $0.contains("/objects/") })
     }
 
-    @Test(arguments: [(200, true), (203, true), (204, true), (300, true), (404, true), (410, true),
-                      (201, false), (403, false), (500, false)])
-    func onlyTheDefaultStatusCodesAreStored(status: Int, stored: Bool) async throws {
+    @Test(arguments: [200, 201, 299, 400, 403, 500, 503])
+    func everyStatusWithAnExplicitLifetimeIsReused(status: Int) async throws {
         let f = try HTTPFixture()
         defer { f.stop() }
-        let path = "/r/status?status=\(status)&cc=max-age%3D60"
-        let first = try await f.get(path)
-        #expect(first.response.statusCode == status)
+        for path in ["/r/status?status=\(status)&cc=max-age%3D60", "/r/status-expires?status=\(status)&expires_delta=60"] {
+            let first = try await f.get(path)
+            #expect(first.response.statusCode == status)
+            let second = try await f.get(path)
+            #expect(second.source == .cache)
+            #expect(second.response.statusCode == status)
+            #expect(second.data == first.data)
+        }
+        #expect(try await f.server.requestCount("/r/status") == 1)
+        #expect(try await f.server.requestCount("/r/status-expires") == 1)
+    }
+
+    @Test(arguments: [(200, true), (203, true), (204, true), (300, true), (404, true), (405, true), (410, true),
+                      (414, true), (501, true), (201, false), (400, false), (403, false), (500, false), (503, false)])
+    func withoutAnExplicitLifetimeOnlyHeuristicallyCacheableStatusesAreReused(status: Int, reused: Bool) async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/heuristic-status?status=\(status)&lm_age=10000"
+        _ = try await f.get(path)
         let second = try await f.get(path)
-        #expect(second.source == (stored ? .cache : .network))
+        #expect(second.source == (reused ? .cache : .network))
         #expect(second.response.statusCode == status)
-        #expect(try await f.server.requestCount("/r/status") == (stored ? 1 : 2))
+        #expect(try await f.server.requestCount("/r/heuristic-status") == (reused ? 1 : 2))
+    }
+
+    @Test func connectionAndHopByHopFieldsAreNotStoredButContentEncodingIs() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/fields?cc=max-age%3D60&header=Connection:X-Per-Hop&header=X-Per-Hop:1&header=Keep-Alive:timeout%3D5"
+            + "&header=X-Kept:2&chunked=1&gzip=1"
+        let first = try await f.get(path)
+        #expect(HTTPFixture.text(first).hasPrefix("path=/r/fields"))  // URLSession decoded it
+        #expect(first.response.value(forHTTPHeaderField: "Transfer-Encoding") != nil)
+        #expect(first.response.value(forHTTPHeaderField: "X-Per-Hop") == "1")
+        let stored = try await f.get(path)
+        #expect(stored.source == .cache)
+        #expect(stored.data == first.data)
+        #expect(stored.response.value(forHTTPHeaderField: "X-Kept") == "2")
+        #expect(stored.response.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
+        for name in ["X-Per-Hop", "Keep-Alive", "Connection", "Transfer-Encoding"] {
+            #expect(stored.response.value(forHTTPHeaderField: name) == nil, "\(name) was stored")
+        }
     }
 
     @Test func statusHeadersAndBodySurviveReopeningTheCache() async throws {
@@ -77,6 +111,31 @@ import FoundationNetworking
 
         #expect(try await f.get(path).source == .network)
         #expect(try await f.server.requestCount("/r/resource") == 3)
+    }
+
+    @Test func aPOSTResponseForItsOwnURLWithALifetimeAnswersALaterGET() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        func post(_ path: String) async throws -> CachingClient.Response {
+            var request = URLRequest(url: f.server.url(path))
+            request.httpMethod = "POST"
+            request.httpBody = Data("new".utf8)
+            return try await f.client.response(for: request)
+        }
+        let path = "/r/posted?cc=max-age%3D60&content_location=self"
+        let posted = try await post(path)
+        let get = try await f.get(path)
+        #expect(get.source == .cache)
+        #expect(get.data == posted.data)
+        #expect(try await f.server.requestCount("/r/posted") == 1)
+
+        // Without a lifetime of its own, or naming another URL, it is not stored.
+        let noLifetime = "/r/posted-plain?content_location=self&lm_age=10000"
+        _ = try await post(noLifetime)
+        #expect(try await f.get(noLifetime).source == .network)
+        let elsewhere = "/r/posted-elsewhere?cc=max-age%3D60&content_location=/r/other"
+        _ = try await post(elsewhere)
+        #expect(try await f.get(elsewhere).source == .network)
     }
 
     @Test func aResponseThatMayNotBeStoredRemovesTheStoredOne() async throws {

@@ -2,6 +2,9 @@ import Foundation
 import Kache
 import Testing
 @testable import KacheHTTP
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `Vary`: the varying request fields are part of the key.
 @Suite struct VaryTests {
@@ -35,6 +38,39 @@ import Testing
         _ = try await f.get(path, fields: ["Accept-Language": "fr", "X-Trace": "1"])
         #expect(try await f.get(path, fields: ["Accept-Language": "fr", "X-Trace": "2"]).source == .cache)
         #expect(try await f.server.requestCount("/r/vary-lang") == 1)
+    }
+
+    @Test func selectingValuesAreComparedAfterNormalisation() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/vary-normal?cc=max-age%3D60&vary=Accept,%20Accept-Language,%20Accept-Encoding"
+        _ = try await f.get(path, fields: [
+            "Accept": "text/html,application/json", "Accept-Language": "fr;q=0.8, en-GB, de;q=0.8", "Accept-Encoding": "gzip, br",
+        ])
+        let same = try await f.get(path, fields: [
+            "Accept": "  text/html ,  application/json ", "Accept-Language": "EN-gb,de;q=0.8 ,FR;q=0.80", "Accept-Encoding": "br,GZIP, gzip;q=0.5, identity;q=0",
+        ])
+        #expect(same.source == .cache)
+        let otherPreference = try await f.get(path, fields: [
+            "Accept": "text/html,application/json", "Accept-Language": "fr, en-GB;q=0.8, de;q=0.8", "Accept-Encoding": "gzip, br",
+        ])
+        #expect(otherPreference.source == .network)
+        let otherCodings = try await f.get(path, fields: [
+            "Accept": "text/html,application/json", "Accept-Language": "fr;q=0.8, en-GB, de;q=0.8", "Accept-Encoding": "gzip",
+        ])
+        #expect(otherCodings.source == .network)
+        #expect(try await f.server.requestCount("/r/vary-normal") == 3)
+    }
+
+    @Test func repeatedRequestFieldsAreCombinedBeforeComparing() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/vary-repeated?cc=max-age%3D60&vary=Accept"
+        _ = try await f.get(path, fields: ["Accept": "text/html, application/json"])
+        var request = URLRequest(url: f.server.url(path))
+        request.addValue("text/html", forHTTPHeaderField: "Accept")
+        request.addValue("application/json", forHTTPHeaderField: "Accept")
+        #expect(try await f.client.response(for: request).source == .cache)
     }
 
     @Test func varyStarIsNeverStored() async throws {

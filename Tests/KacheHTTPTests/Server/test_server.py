@@ -20,6 +20,14 @@ launched process's when python3 is a wrapper script such as a pyenv shim). Every
   fail_after=N      requests after the N-th answer 503
   header=NAME:VALUE an extra response field (repeatable)
   size=N            the body is padded to at least N bytes
+  fixed=N           the body is N bytes that depend only on their offset:
+                    chr(65 + (offset * 7) % 26), the same on every request
+  ranges=1          a single-range Range request (bytes=a-b, a-, -n) gets a 206
+                    with Content-Range, or a 416 when unsatisfiable
+  content_location=self|VALUE  Content-Location: the request's own path and query, or VALUE
+  delay_after_first=S  requests after the first wait S seconds before answering
+  gzip=1            the body is gzip-compressed, with Content-Encoding: gzip
+  chunked=1         the body is sent with Transfer-Encoding: chunked
 
 A request whose If-None-Match matches the ETag (or, without an ETag, whose
 If-Modified-Since is not before Last-Modified) gets a 304 with the same fields
@@ -37,6 +45,8 @@ process --owner-pid (default: its parent) goes away, or when it is terminated.
 
 import argparse
 import email.utils
+import gzip
+import re
 import json
 import os
 import signal
@@ -141,6 +151,13 @@ class Handler(BaseHTTPRequestHandler):
             name, _, value = extra.partition(":")
             fields.append((name, value))
 
+        content_location = one("content_location")
+        if content_location is not None:
+            fields.append(("Content-Location", self.path if content_location == "self" else content_location))
+        delay = one("delay_after_first")
+        if delay is not None and count > 1:
+            time.sleep(min(float(delay), 5.0))
+
         fail_after = one("fail_after")
         if fail_after is not None and count > int(fail_after):
             return self.reply(503, [("Date", http_date(now)), ("X-Request-Count", str(count))], b"unavailable")
@@ -156,10 +173,30 @@ class Handler(BaseHTTPRequestHandler):
         size = int(one("size") or 0)
         if len(data) < size:
             data += b"." * (size - len(data))
+        if one("fixed") is not None:
+            data = bytes(65 + (offset * 7) % 26 for offset in range(int(one("fixed"))))
         status = int(one("status") or 200)
         if status in (204, 304):
             data = b""
-        self.reply(status, fields + [("Content-Type", "text/plain")], data)
+        requested = self.headers.get("Range")
+        if one("ranges") == "1" and status == 200 and requested is not None:
+            match = re.fullmatch(r"bytes=(\d*)-(\d*)", requested.strip())
+            if match and (match.group(1) or match.group(2)):
+                length = len(data)
+                if match.group(1):
+                    first = int(match.group(1))
+                    last = min(int(match.group(2)), length - 1) if match.group(2) else length - 1
+                else:
+                    first, last = max(0, length - int(match.group(2))), length - 1
+                if first >= length or last < first:
+                    return self.reply(416, fields + [("Content-Range", "bytes */%d" % length)], b"")
+                fields.append(("Content-Range", "bytes %d-%d/%d" % (first, last, length)))
+                data = data[first:last + 1]
+                status = 206
+        if one("gzip") == "1":
+            data = gzip.compress(data)
+            fields.append(("Content-Encoding", "gzip"))
+        self.reply(status, fields + [("Content-Type", "text/plain")], data, chunked=one("chunked") == "1")
 
     def not_modified(self, etag, last_modified):
         if_none_match = self.headers.get("If-None-Match")
@@ -175,15 +212,23 @@ class Handler(BaseHTTPRequestHandler):
             return last_modified <= since
         return False
 
-    def reply(self, status, fields, body):
+    def reply(self, status, fields, body, chunked=False):
         self.send_response_only(status)
         for name, value in fields:
             self.send_header(name, value)
-        if status not in (204, 304):
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        elif status not in (204, 304):
             self.send_header("Content-Length", str(len(body)))
         self.send_header("Connection", "close")
         self.end_headers()
-        if body and self.command != "HEAD":
+        if self.command == "HEAD":
+            return
+        if chunked:
+            if body:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+            self.wfile.write(b"0\r\n\r\n")
+        elif body:
             self.wfile.write(body)
 
 

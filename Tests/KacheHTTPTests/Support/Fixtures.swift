@@ -71,6 +71,11 @@ struct HTTPFixture {
         return try await client.response(for: request)
     }
 
+    /// `value` percent-encoded for a query parameter of the test server.
+    static func query(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value
+    }
+
     /// The body as text.
     static func text(_ response: CachingClient.Response) -> String {
         String(decoding: response.data, as: UTF8.self)
