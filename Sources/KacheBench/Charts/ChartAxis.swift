@@ -69,7 +69,8 @@ struct ChartAxis {
     /// with room above the largest for its label.
     static func linear(title: String, covering values: [Double], style: ChartValueStyle) -> ChartAxis {
         let largest = max(values.filter(\.isFinite).max() ?? 1, Double.leastNonzeroMagnitude)
-        let step = niceStep(largest * 1.12 / 5)
+        // Six or so intervals: enough gridlines to read a bar's height by.
+        let step = niceStep(largest * 1.12 / 6)
         let upper = (largest * 1.12 / step).rounded(.up) * step
         let ticks = stride(from: 0, through: upper + step / 2, by: step).map { $0 }
         return ChartAxis(title: title, scale: .linear, lower: 0, upper: upper, style: style, ticks: ticks)
