@@ -123,6 +123,15 @@ struct BenchChartsTests {
         #expect(bars.groups.map { $0.categories.map(\.label) } == [[before, "at 0123456"], [before, "at 0123456"]])
     }
 
+    @Test func bytesPerEntryChartLeavesOutARunOfAnotherModeAtAnotherCommit() throws {
+        var sources = try Self.sources()
+        sources[1].report.machine.gitCommit = "0123456789abcdef"
+        let chart = try #require(BenchCharts.charts(from: sources).charts.first { $0.fileName == BenchCharts.bytesPerEntryFile })
+        guard case .bars(let bars) = chart.plot else { Issue.record("a bar chart"); return }
+        #expect(bars.groups.map { $0.categories.count } == [1, 1], "W1 in sync and fsync alone is not a second format")
+        #expect(chart.footnotes.count == 1)
+    }
+
     @Test func throughputChartHasBothThreadCountsOfW2AndW3() throws {
         let (chart, svg) = try #require(try Self.drawn()[BenchCharts.readThroughputFile])
         guard case .bars(let bars) = chart.plot else { Issue.record("a bar chart"); return }

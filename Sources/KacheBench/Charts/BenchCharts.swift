@@ -20,7 +20,7 @@ struct ChartSource {
         let options = report.options
         let sizes = options.quick ? "quick sizes (about 20× smaller than WORKLOADS.md)" : "standard sizes"
         let runs = "\(options.runs) run\(options.runs == 1 ? "" : "s") each"
-        return "\(name): `\(report.command.joined(separator: " "))` on \(report.date.prefix(10)), \(sizes), \(runs); \(report.machine.summary)."
+        return "\(name): \(report.command.joined(separator: " ")), on \(report.date.prefix(10)), \(sizes), \(runs); \(report.machine.summary)."
     }
 }
 
@@ -235,11 +235,21 @@ enum BenchCharts {
                 commits.append((label, [index]))
             }
         }
+        func measuresBytes(_ item: SourcedResult) -> Bool {
+            let result = item.result
+            guard result.durability != Durability.memory.rawValue else { return false }
+            return (result.workload == WorkloadID.w1.rawValue && result.figure("bytes on disk") != nil)
+                || (result.workload == WorkloadID.w6.rawValue && result.variant == nil && result.figure("allocated ÷ bytes set") != nil)
+        }
+        // One mode for every commit, so that a run of another mode alone (W1
+        // in sync and fsync beside a full async run) isn't taken for another format.
+        guard let mode = inOneMode(merged(sources).filter(measuresBytes)).first?.result.durability else { return nil }
         let measured = commits.compactMap { commit -> Measured? in
-            let results = merged(commit.sources.map { sources[$0] }).map { SourcedResult(result: $0.result, source: commit.sources[$0.source]) }
-            let disk = inOneMode(results.filter { $0.result.durability != Durability.memory.rawValue })
-            let load = disk.first { $0.result.workload == WorkloadID.w1.rawValue && $0.result.figure("bytes on disk") != nil }
-            let blobs = disk.first { $0.result.workload == WorkloadID.w6.rawValue && $0.result.variant == nil && $0.result.figure("allocated ÷ bytes set") != nil }
+            let results = merged(commit.sources.map { sources[$0] })
+                .map { SourcedResult(result: $0.result, source: commit.sources[$0.source]) }
+                .filter { measuresBytes($0) && $0.result.durability == mode }
+            let load = results.first { $0.result.workload == WorkloadID.w1.rawValue }
+            let blobs = results.first { $0.result.workload == WorkloadID.w6.rawValue }
             return load == nil && blobs == nil ? nil : Measured(label: commit.label, load: load, blobs: blobs)
         }
         guard let firstSource = measured.first.flatMap({ $0.load ?? $0.blobs })?.source else { return nil }
