@@ -205,7 +205,7 @@ enum BenchCharts {
         subtitle += ". Higher is better. \(whiskerNote)"
         return Chart(
             fileName: durableSetsFile,
-            title: "Durable sets/s by durability mode, beside the file system's own rate",
+            title: "Durable sets/s per mode, beside the file system's own rate",
             subtitle: subtitle,
             series: [Chart.Series(name: "Kache, durable sets/s", color: kacheColor)]
                 + floorNames.enumerated().map { Chart.Series(name: "floor: \($1)", color: floorColors[$0 % floorColors.count]) },

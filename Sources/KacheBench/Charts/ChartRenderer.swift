@@ -33,7 +33,7 @@ enum ChartRenderer {
         let width = chart.width
         let margin = Layout.margin
         let textWidth = width - 2 * margin
-        let title = wrap(chart.title, fontSize: Layout.titleSize, width: textWidth, emWidth: 0.6)
+        let title = wrap(chart.title, fontSize: Layout.titleSize, width: textWidth, emWidth: 0.58)
         let subtitle = wrap(chart.subtitle, fontSize: Layout.subtitleSize, width: textWidth)
         let legendRows = legendLayout(chart, width: textWidth)
         let footnotes = chart.footnotes.flatMap { wrap($0, fontSize: Layout.footnoteSize, width: textWidth) }
@@ -291,7 +291,7 @@ enum ChartRenderer {
     }
 
     /// About how wide `text` is at `fontSize`, in pixels: DejaVu Sans averages
-    /// some 0.56 em a character over mixed text (bold, some 0.6); digits and capitals run wider.
+    /// some 0.56 em a character over mixed text (bold, some 0.58); digits and capitals run wider.
     static func estimatedWidth(_ text: String, fontSize: Double, emWidth: Double = 0.56) -> Double {
         Double(text.count) * fontSize * emWidth
     }
