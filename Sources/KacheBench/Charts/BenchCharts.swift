@@ -110,7 +110,7 @@ enum BenchCharts {
         }
         guard !kache.isEmpty, !floor.isEmpty else { return nil }
         let sizes = sources[first.source].sizes
-        let stopped = pools.filter { $0.item.result.notes.contains { $0.hasPrefix("the sorted-array floor stopped") } }
+        let stopped = pools.filter { $0.item.result.notes.contains { $0.hasPrefix(W4Churn.floorStoppedNote) } }
         var subtitle = "W4 churn: \(Format.grouped(sizes.churnOps)) sets of \(sizes.churnValueBytes)-byte values, keys by Zipf over "
             + "\(Format.grouped(sizes.churnKeyCount)), into a full Pool on a simulated clock; \(first.result.durability) durability, 1 thread. "
             + "Kache evicts through an expiry heap; the 2012 Kache kept its keys in an array sorted by expiry. Both axes are logarithmic; "
