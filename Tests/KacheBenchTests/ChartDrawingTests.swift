@@ -50,7 +50,7 @@ struct ChartDrawingTests {
         let axis = ChartAxis.linear(title: "ops/s", covering: [1.08e6, 2.11e6, 2.62e6], style: .rate)
         #expect(axis.lower == 0 && axis.upper >= 2.62e6 * 1.1)
         #expect(axis.ticks.first == 0 && axis.ticks.last == axis.upper)
-        #expect(axis.ticks.map(axis.style.tickLabel) == ["0", "500 k", "1 M", "1.5 M", "2 M", "2.5 M", "3 M"])
+        #expect(axis.ticks.map(axis.style.tickLabel) == ["0", "500 k", "1 M", "1.5 M", "2 M", "2.5 M", "3 M", "3.5 M"])
     }
 
     @Test func longTextIsWrappedAtSpacesWithinTheWidth() {

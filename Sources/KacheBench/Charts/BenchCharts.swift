@@ -89,6 +89,8 @@ enum BenchCharts {
     private static let kacheColor = "#1f6feb"
     /// The floors, in the order a figure lists its baselines.
     private static let floorColors = ["#8c959f", "#d4a72c", "#2da44e", "#cf222e", "#8250df"]
+    /// Decades above the tallest bar on a log axis, for its label, which may stand on end.
+    private static let barLabelHeadroom = 0.35
     private static let whiskerNote = "Bars: median of the runs; whiskers: smallest to largest run."
 
     // MARK: - 1. W4: a Pool's sets/s against its capacity
@@ -163,7 +165,7 @@ enum BenchCharts {
                 + "\(first.result.durability) durability. Lower is better; the axis is logarithmic. \(whiskerNote)",
             series: [Chart.Series(name: "Kache", color: kacheColor), Chart.Series(name: "\(floorName) (floor)", color: floorColors[0])],
             plot: .bars(Chart.BarPlot(groups: groups, categoryTitle: "percentile, by workload and thread count")),
-            yAxis: .logarithmic(title: "latency (µs)", covering: extremes(groups), style: .plain),
+            yAxis: .logarithmic(title: "latency (µs)", covering: extremes(groups), style: .plain, headroom: barLabelHeadroom),
             footnotes: footnotes(reads, sources),
             width: max(800, 160 + 200 * Double(groups.count))
         )
@@ -296,7 +298,7 @@ enum BenchCharts {
                 Chart.Series(name: "allocated on disk", color: "#0a3069"),
             ],
             plot: .bars(Chart.BarPlot(groups: groups, categoryTitle: sideBySide ? "value size, by the commit of the run" : "value size")),
-            yAxis: .logarithmic(title: "bytes per entry", covering: extremes(groups), style: .bytes, tickBase: 4),
+            yAxis: .logarithmic(title: "bytes per entry", covering: extremes(groups), style: .bytes, tickBase: 4, headroom: barLabelHeadroom),
             footnotes: footnotes(drawn, sources)
         )
     }

@@ -66,26 +66,27 @@ struct ChartAxis {
     }
 
     /// A linear axis from 0 to a round number above every value in `values`,
-    /// with room above the largest for its label.
+    /// with room above the largest for its label (a fifth of the largest).
     static func linear(title: String, covering values: [Double], style: ChartValueStyle) -> ChartAxis {
         let largest = max(values.filter(\.isFinite).max() ?? 1, Double.leastNonzeroMagnitude)
-        // Six or so intervals: enough gridlines to read a bar's height by.
-        let step = niceStep(largest * 1.12 / 6)
-        let upper = (largest * 1.12 / step).rounded(.up) * step
+        // Up to seven intervals: enough gridlines to read a bar's height by.
+        let step = niceStep(largest * 1.2 / 7)
+        let upper = (largest * 1.2 / step).rounded(.up) * step
         let ticks = stride(from: 0, through: upper + step / 2, by: step).map { $0 }
         return ChartAxis(title: title, scale: .linear, lower: 0, upper: upper, style: style, ticks: ticks)
     }
 
     /// A logarithmic axis over the positive values of `values`, widened by
-    /// `padding` decades on each side so that no point sits on the frame.
+    /// `padding` decades below and `headroom` decades above, so that no point
+    /// sits on the frame and the labels above the largest fit in the plot.
     /// Ticks at powers of `tickBase`, and for a range of under three decades
     /// also at 2× and 5× each power of ten, so that a few labels are always there.
-    static func logarithmic(title: String, covering values: [Double], style: ChartValueStyle, tickBase: Double = 10, padding: Double = 0.15) -> ChartAxis {
+    static func logarithmic(title: String, covering values: [Double], style: ChartValueStyle, tickBase: Double = 10, padding: Double = 0.15, headroom: Double = 0.15) -> ChartAxis {
         let positive = values.filter { $0 > 0 && $0.isFinite }
         let smallest = positive.min() ?? 1
         let largest = positive.max() ?? 10
         let lower = pow(10, log10(smallest) - padding)
-        let upper = pow(10, log10(max(largest, smallest * 10)) + padding)
+        let upper = pow(10, log10(max(largest, smallest * 10)) + headroom)
         var ticks: [Double] = []
         var power = pow(tickBase, (log(lower) / log(tickBase)).rounded(.down))
         while power <= upper {
