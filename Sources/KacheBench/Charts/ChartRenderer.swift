@@ -123,8 +123,10 @@ enum ChartRenderer {
         let groupGap = 26.0
         let categoryCount = plot.groups.reduce(0) { $0 + $1.categories.count }
         let categoryWidth = (frame.width - groupGap * Double(plot.groups.count)) / Double(max(categoryCount, 1))
-        let pitch = categoryWidth * 0.8 / Double(max(series.count, 1))
-        let barWidth = pitch * 0.86
+        let pitch = min(categoryWidth * 0.8 / Double(max(series.count, 1)), 90)
+        // Wide slots (few bars) keep bars no wider than reads well, centred in the category.
+        let barWidth = min(pitch * 0.86, 64)
+        let inset = (categoryWidth - pitch * Double(series.count)) / 2
         let axisY = frame.bottom
 
         // Bars first, a group per series; then the labels, which may pass over a neighbour's bar.
@@ -142,7 +144,7 @@ enum ChartRenderer {
             svg.beginGroup(["class": "series", "data-series": one.name])
             for slot in slots {
                 guard seriesIndex < slot.category.values.count, let value = slot.category.values[seriesIndex] else { continue }
-                let left = slot.left + categoryWidth * 0.1 + pitch * Double(seriesIndex) + (pitch - barWidth) / 2
+                let left = slot.left + inset + pitch * Double(seriesIndex) + (pitch - barWidth) / 2
                 let top = frame.y(value.median)
                 let center = left + barWidth / 2
                 let description = "\(plot.groups[slot.group].label), \(slot.category.label): \(one.name) \(describe(value, style: frame.yAxis.style))"
