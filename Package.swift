@@ -64,7 +64,8 @@ let package = Package(
         .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"], exclude: ["Server"]),
         .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"], exclude: ["vectors.json"]),
         // Runs `kache-bench run --quick` end to end.
-        .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheWorkloads"]),
+        // Fixtures: the JSON of two quick runs, which the chart tests draw.
+        .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheWorkloads"], exclude: ["Fixtures"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.
         .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI"]),
     ],

@@ -102,6 +102,13 @@ struct BenchReport: Codable {
         targets = TargetChecks.evaluate(results, sizes: sizes)
     }
 
+    /// Reads a report that `kache-bench run --json` wrote.
+    static func read(from path: String) throws -> BenchReport {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return try decoder.decode(BenchReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
     /// Writes the report as pretty-printed JSON to `path`, atomically.
     func write(to path: String) throws {
         let encoder = JSONEncoder()

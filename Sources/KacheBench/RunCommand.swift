@@ -15,6 +15,7 @@ struct RunCommand: ParsableCommand {
               kache-bench run --quick                          a smoke run of every workload, a few seconds each
               kache-bench run --workload W2,W3 --threads 1,2   the read workloads on one and two threads
               kache-bench run --workload W1 --durability sync,async --json w1.json
+              kache-bench run --quick --json run.json --charts charts   the figures, and the charts drawn from them
             """
     )
 
@@ -52,6 +53,10 @@ struct RunCommand: ParsableCommand {
         progress.stop()
         print(ReportTable.render(report))
         if let json = options.json { try report.write(to: json) }
+        if let folder = options.charts {
+            let name = options.json.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "this run"
+            ChartCommand.report(try BenchCharts.write([ChartSource(name: name, report: report)], to: folder))
+        }
     }
 
     /// Runs one workload in one mode: W2 and W3 at each thread count, the others on 1 thread.

@@ -23,6 +23,9 @@ struct RunOptions: ParsableArguments {
     @Option(help: "Also write every figure, and the machine's description, as JSON to this file.")
     var json: String?
 
+    @Option(help: "Also draw the run's charts as SVG files into this folder (as `kache-bench chart` does).")
+    var charts: String?
+
     @Flag(help: "Scale every workload down about 20× for a smoke run.")
     var quick = false
 

@@ -53,7 +53,12 @@ struct W1Load {
                 recorder.compare("durable sets/s", with: name, count / floor.written)
                 recorder.compare("durable sets/s", with: Baselines.withSyncfs(name), count / floor.synced)
             }
-            try BenchCache.close(cache, in: context.workspace, recording: &recorder)
+            let usage = try BenchCache.close(cache, in: context.workspace, recording: &recorder)
+            if durability != .memory {
+                // The lengths beside the allocated blocks ("bytes on disk"): their
+                // gap is what whole 4 KiB blocks cost entries this small.
+                recorder.record("file bytes", Double(usage.fileBytes), unit: .bytes, higherIsBetter: false)
+            }
         }
         return WorkloadResult(
             workload: .w1, durability: durability, threads: 1, memoryBudget: configuration.memoryBudget,

@@ -15,6 +15,9 @@ import KacheWorkloads
 struct W4Churn {
     let context: BenchContext
 
+    /// How a result's note begins when the sorted-array floor ran out of time (the charts look for it).
+    static let floorStoppedNote = "the sorted-array floor stopped"
+
     func capacities() -> [Int] {
         let standard = context.sizes.churnCapacity
         return [max(1, standard / 10), standard, standard * 10]
@@ -57,7 +60,7 @@ struct W4Churn {
                 recorder.compare("evictions", with: Baselines.sortedArray, Double(floor.evictions))
                 recorder.compare("expirations", with: Baselines.sortedArray, Double(floor.expirations))
             } else if run == 1 {
-                notes.append("the sorted-array floor stopped after \(Format.grouped(floor.sets)) of \(Format.grouped(total)) sets "
+                notes.append("\(Self.floorStoppedNote) after \(Format.grouped(floor.sets)) of \(Format.grouped(total)) sets "
                     + "(--floor-time-limit \(Format.significant(context.floorTimeLimit)) s); its rate is over the sets it did, while it was still filling, so it flatters the floor")
             }
         }

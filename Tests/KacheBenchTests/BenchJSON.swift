@@ -12,6 +12,7 @@ struct BenchJSON: Decodable {
     struct Comparison: Decodable {
         var baseline: String
         var samples: [Double]
+        var summary: Summary?
         var ratios: [Double]
         var ratio: Summary?
     }

@@ -11,9 +11,10 @@ struct QuickRunTests {
         let bench = try BenchProcess()
         defer { bench.cleanUp() }
         let json = bench.scratch.appendingPathComponent("run.json")
+        let charts = bench.scratch.appendingPathComponent("charts")
         let outcome = try bench.run([
             "run", "--quick", "--runs", "1", "--threads", "1,2", "--durability", "memory",
-            "--floor-time-limit", "2", "--quiet", "--json", json.path,
+            "--floor-time-limit", "2", "--quiet", "--json", json.path, "--charts", charts.path,
         ])
         #expect(outcome.status == 0, "\(outcome)")
         let leftovers = try bench.leftovers()
@@ -55,6 +56,11 @@ struct QuickRunTests {
         #expect(w7.figure("items popped")?.samples == [25_000])
 
         #expect(!report.targets.isEmpty)
+        // In memory there are no durable sets and no bytes on disk to draw.
+        let drawn = try FileManager.default.contentsOfDirectory(atPath: charts.path).sorted()
+        #expect(drawn == ["latency-percentiles.svg", "w2-w3-threads.svg", "w4-pool-capacity.svg"])
+        #expect(outcome.stdout.contains("chart: \(charts.appendingPathComponent("w4-pool-capacity.svg").path)"))
+        #expect(outcome.stdout.contains("not drawn: w1-durable-sets.svg: no W1 result in a disk mode"))
         #expect(outcome.stdout.contains("W1 load — memory, 1 thread"))
         #expect(outcome.stdout.contains("Targets"))
         #expect(outcome.stderr.isEmpty, "--quiet prints nothing on stderr: \(outcome.stderr)")
