@@ -9,18 +9,14 @@ enum DurationArgument {
 
     /// Parses `text`, or throws a message that says what is accepted.
     static func parse(_ text: String) throws -> Duration {
-        var digits = Substring(text)
-        var multiplier: Int64 = 1
-        if let last = digits.last, let unit = units[last] {
-            multiplier = unit
-            digits = digits.dropLast()
-        }
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(digits) else {
+        do {
+            return .seconds(try UnitSuffix.parse(Substring(text), units: units))
+        } catch .malformed {
             throw ValidationError("a duration is a whole number of seconds, or one followed by s, m, h or d (90s, 15m, 1h, 7d)")
+        } catch .zero {
+            throw ValidationError("a time to live must be longer than zero")
+        } catch .overflow {
+            throw ValidationError("\(text) is too long a duration")
         }
-        guard count > 0 else { throw ValidationError("a time to live must be longer than zero") }
-        let (seconds, overflow) = count.multipliedReportingOverflow(by: multiplier)
-        guard !overflow else { throw ValidationError("\(text) is too long a duration") }
-        return .seconds(seconds)
     }
 }

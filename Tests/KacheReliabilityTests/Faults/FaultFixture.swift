@@ -49,13 +49,8 @@ final class FaultFixture {
     var manifestBytes: Data? { try? Data(contentsOf: directory.appendingPathComponent(DiskStore.manifestFile)) }
 }
 
-/// Bytes LZ4 can't shrink.
+/// `count` bytes LZ4 can't shrink, the same for the same seed.
 func incompressible(_ count: Int, seed: UInt64) -> Data {
-    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-    return Data((0 ..< count).map { _ in
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return UInt8(truncatingIfNeeded: state)
-    })
+    var random = SeededRandom(seed: seed)
+    return random.bytes(count)
 }
