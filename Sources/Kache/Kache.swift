@@ -208,7 +208,7 @@ public final class Kache: Sendable {
                 filesOnDisk: state.filesOnDisk,
                 bytesOnDisk: state.bytesOnDisk,
                 allocatedBytes: state.budget.charged,
-                reservedBytes: state.diskUse() - state.budget.charged,
+                reservedBytes: state.keepsFiles ? state.diskUse() - state.budget.charged : 0,
                 diskBudget: state.budget.limit,
                 budgetEvictions: state.budget.evictions,
                 budgetEvictedBytes: state.budget.evictedBytes,

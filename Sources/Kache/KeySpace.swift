@@ -51,13 +51,17 @@ struct KeySpace: Sendable {
         return previous
     }
 
-    /// Puts back an entry that left: like `upsert`, but a Queue item goes in
-    /// front (it was taken from there).
-    /// - Complexity: O(log n) amortized.
+    /// Puts back an entry that left. A Queue's order is rebuilt from its items'
+    /// sequences: the item may have left from the front (a pop, a full Queue)
+    /// or from anywhere (the disk budget), and may or may not still stand in
+    /// `fifo`, so no cheaper placement is right in every case.
+    /// - Complexity: O(log n) amortized; O(n log n) for a Queue (a failure path only).
     mutating func reinstate(_ key: String, _ record: EntryRecord) {
         entries[key] = record
         expiry.insert(key: key, expiry: record.expiry, sequence: record.sequence)
-        if kind == .queue { fifo.prepend(key) }
+        if kind == .queue {
+            fifo = Deque(entries.sorted { $0.value.sequence < $1.value.sequence }.map(\.key))
+        }
     }
 
     /// The live version check used by the expiry index.

@@ -124,8 +124,8 @@ extension Kache {
             case .gone:
                 discard([removal])
             case .unreadable:
-                // Not damage: the item goes back in front, its file kept, and the pop is a miss.
-                store.withLock { $0.reinstate(removal) }
+                // Not damage: the item goes back in its place, its file kept, and the pop is a miss.
+                _ = store.withLock { $0.reinstate(removal) }
                 return nil
             }
         }

@@ -8,6 +8,7 @@ extension StoreState {
         var files = 0
         var fileBytes = 0
         var charged = 0
+        var keyBytes = 0
         for (index, space) in spaces.enumerated() {
             precondition(spaceIndex[space.name] == index, "key space \(space.name) is not indexed at \(index)")
             precondition(space.count <= space.capacity, "key space \(space.name) holds \(space.count) > capacity \(space.capacity)")
@@ -25,6 +26,7 @@ extension StoreState {
                 }
                 raw += record.rawSize
                 charged += record.charge
+                keyBytes += key.utf8.count
                 if record.fileSize > 0 {
                     files += 1
                     fileBytes += record.fileSize
@@ -41,6 +43,7 @@ extension StoreState {
         precondition(memoryValues == memory.values, "memory values \(memory.values) != \(memoryValues)")
         precondition(raw == rawBytes, "raw bytes \(rawBytes) != sum \(raw)")
         precondition(charged == budget.charged, "disk budget charged \(budget.charged) != sum \(charged)")
+        precondition(keyBytes == budget.keyBytes, "disk budget key bytes \(budget.keyBytes) != sum \(keyBytes)")
         if let limit = budget.limit { precondition(charged <= limit, "disk budget \(limit) exceeded: \(charged)") }
         precondition(files == filesOnDisk && fileBytes == bytesOnDisk, "disk totals \(filesOnDisk)/\(bytesOnDisk) != \(files)/\(fileBytes)")
         precondition(!memory.isOver || memory.ring.isEmpty || spaces.contains { $0.entries.values.contains { $0.isPendingWrite } },

@@ -232,8 +232,7 @@ struct StoreState: Sendable {
         if let previous = insertion.previous {
             reinstate(Removal(spaceIndex: space, space: spaces[space].name, key: key, record: previous, hasFile: true))
         }
-        // Queue victims were the oldest items: put them back in front, newest first.
-        for victim in insertion.evicted.reversed() where reinstate(victim) {
+        for victim in insertion.evicted where reinstate(victim) {
             spaces[victim.spaceIndex].counters.evictions -= 1
             counters.evictions -= 1
         }
@@ -247,7 +246,7 @@ struct StoreState: Sendable {
     }
 
     /// Puts an entry that left the index back, without its value, if its file
-    /// holds it and its key has no newer version; a Queue item goes in front.
+    /// holds it and its key has no newer version (a Queue item in its place by sequence).
     @discardableResult
     mutating func reinstate(_ removal: Removal) -> Bool {
         let space = removal.spaceIndex

@@ -87,4 +87,32 @@ import Testing
         #expect(reopened.data(forKey: "refused") == nil)
         try reopened.close()
     }
+
+    /// Queue items the disk budget evicted go back in push order, each once.
+    @Test(arguments: modes)
+    func aFailedPushWithinTheDiskBudgetDropsNoQueueItem(durability: Durability) throws {
+        let fixture = try FaultFixture(count: 0)
+        let budget = 8 << 20
+        let cache = try open(fixture, durability, budget: budget)
+        let queue = try cache.queue(named: "q", capacity: 1000)
+        var pushed: [Data] = []
+        while cache.statistics.budgetEvictions == 0 {
+            let value = incompressible(300 << 10, seed: UInt64(pushed.count + 1))
+            try queue.push(value, ttl: .seconds(1000 + pushed.count))
+            pushed.append(value)
+            try #require(pushed.count < 100)
+        }
+        let held = Array(pushed.suffix(queue.count))
+        fixture.inject(EIO, on: .write, times: 1)
+        #expect(throws: KacheError.self) { try queue.push(incompressible(300 << 10, seed: 999), ttl: .seconds(5000)) }
+        cache.checkInvariants()
+        #expect(queue.count == held.count)
+        try cache.close()
+
+        let reopened = try open(fixture, durability, budget: budget)
+        let again = try reopened.queue(named: "q", capacity: 1000)
+        for (index, value) in held.enumerated() { #expect(again.pop() == value, "item \(index) of \(held.count)") }
+        #expect(again.pop() == nil)
+        try reopened.close()
+    }
 }
