@@ -42,6 +42,10 @@ final class DiskStore: Sendable {
     /// Set by `stopChanges()`: from then on no change may begin, so none can
     /// touch a file after the lock is released.
     private let isClosing = Atomic<Bool>(false)
+    /// Set while `withChangesPaused` runs: changes that begin meanwhile wait.
+    private let isPaused = Atomic<Bool>(false)
+    /// One pause at a time.
+    private let pauser = Locked(())
 
     static let objectsFolder = "objects"
     static let tmpFolder = "tmp"
@@ -567,14 +571,37 @@ final class DiskStore: Sendable {
     /// Returns false, counting nothing, once `stopChanges()` was called: the
     /// caller must then touch no file. (Both sides use sequentially consistent
     /// atomics: a change either counts before the closer looks, or sees it closing.)
+    ///
+    /// While `withChangesPaused` runs, it waits. A change must not begin
+    /// another inside it (the inner one would wait for a pause that waits for
+    /// the outer one): nested work says so and skips this.
     func beginChange() -> Bool {
-        changesUnderWay.wrappingAdd(1, ordering: .sequentiallyConsistent)
-        guard !isClosing.load(ordering: .sequentiallyConsistent) else {
+        while true {
+            changesUnderWay.wrappingAdd(1, ordering: .sequentiallyConsistent)
+            if isClosing.load(ordering: .sequentiallyConsistent) {
+                changesUnderWay.wrappingSubtract(1, ordering: .sequentiallyConsistent)
+                return false
+            }
+            if !isPaused.load(ordering: .sequentiallyConsistent) { break }
             changesUnderWay.wrappingSubtract(1, ordering: .sequentiallyConsistent)
-            return false
+            while isPaused.load(ordering: .sequentiallyConsistent), !isClosing.load(ordering: .sequentiallyConsistent) {
+                usleep(100)
+            }
         }
         noteChange()
         return true
+    }
+
+    /// Runs `body` while no change is under way: those under way finish first,
+    /// and those that begin meanwhile wait until it returns. For rebuilding the
+    /// index (`load()`), which must not reset it under a write in flight.
+    func withChangesPaused<R: Sendable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        try pauser.withLock { (_: inout Void) throws(E) -> R in
+            isPaused.store(true, ordering: .sequentiallyConsistent)
+            defer { isPaused.store(false, ordering: .sequentiallyConsistent) }
+            while changesUnderWay.load(ordering: .sequentiallyConsistent) > 0 { usleep(100) }
+            return try body()
+        }
     }
 
     /// Ends a change begun with `beginChange()`.

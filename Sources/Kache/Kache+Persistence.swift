@@ -22,14 +22,17 @@ extension Kache {
     /// writes are flushed first, values leave memory and are read again on demand.
     /// Does nothing in `memory` durability.
     ///
-    /// Writes other threads have under way are left alone: their files
-    /// reach the index once they land, or the next open cleans them up.
+    /// Changes other threads have under way finish first, and those they begin
+    /// meanwhile wait until the index is rebuilt, so a write in flight is never
+    /// lost or its temporary file taken for a crash's leftover.
     /// - Throws: ``KacheError/closed`` after `close()`, or a file error when a
     ///   folder or an entry file can't be read (the index is then unchanged).
     public func load() throws {
-        guard disk != nil else { return }
-        writeBehind?.drain()
-        try restoreIndex(atOpen: false)
+        guard let disk else { return }
+        try disk.withChangesPaused {
+            writeBehind?.drain()
+            try restoreIndex(atOpen: false)
+        }
     }
 
     /// Flushes pending writes, writes the manifest (so the next open is fast),

@@ -274,7 +274,10 @@ public final class Kache: Sendable {
         insertion.removals.forEach(persister.delete)
     }
 
-    func fetch(space ref: KeySpace.Ref, key: String) -> Data? {
+    /// The value of `key`, from memory or its file. `insideChange`: the caller
+    /// runs in `changingFiles` already (a Queue's peek), so dropping a damaged
+    /// entry must not begin another change.
+    func fetch(space ref: KeySpace.Ref, key: String, insideChange: Bool = false) -> Data? {
         let space = ref.index
         let now = clock.nanosecondsSince1970()
         switch store.withLock({ $0.lookup(space: space, key: key, now: now) }) {
@@ -286,7 +289,7 @@ public final class Kache: Sendable {
             guard let persister else { return nil }
             return persister.read(
                 space: space, key: key, name: EntryName(space: ref.name, key: key), sequence: sequence,
-                maximumLength: maximumFileLength
+                maximumLength: maximumFileLength, insideChange: insideChange
             )
         }
     }

@@ -95,7 +95,8 @@ struct Persister: Sendable {
     /// under way, so the manifest is marked stale first. A file that can't be
     /// opened or read (`EMFILE`, `EACCES`, `EIO`…) is not damage: the read is a
     /// miss, counted in `readErrors` and logged, and nothing changes.
-    func read(space: Int, key: String, name: EntryName, sequence: UInt64, maximumLength: Int) -> Data? {
+    /// `insideChange`: the caller runs as a change under way already.
+    func read(space: Int, key: String, name: EntryName, sequence: UInt64, maximumLength: Int, insideChange: Bool = false) -> Data? {
         switch disk.read(name, maximumLength: maximumLength) {
         case let .entry(header, payload) where header.sequence == sequence:
             store.withLock { $0.promote(space: space, key: key, sequence: sequence, value: payload) }
@@ -103,7 +104,7 @@ struct Persister: Sendable {
         case .entry, .missing:
             // The file holds another version (a newer one landed after the lookup)
             // or is gone: nothing to trust for this version.
-            changingIndex {
+            changingIndex(insideChange: insideChange) {
                 store.withLock { state in
                     state.counters.misses += 1
                     state.drop(space: space, key: key, sequence: sequence)
@@ -111,7 +112,7 @@ struct Persister: Sendable {
             }
             return nil
         case let .damaged(damage, inode):
-            changingIndex {
+            changingIndex(insideChange: insideChange) {
                 let moved = disk.withExclusiveAccess(to: name) { disk.quarantine(name, inode: inode) }
                 logger.warning("Kache moved a damaged entry file to quarantine: \(damage)", metadata: ["file": "\(disk.path(of: name))"])
                 store.withLock { state in
@@ -140,8 +141,10 @@ struct Persister: Sendable {
     }
 
     /// Runs `body`, an index change with file work, as a change under way
-    /// (`DiskStore.beginChange()`); does nothing once the cache is closing.
-    func changingIndex(_ body: () -> Void) {
+    /// (`DiskStore.beginChange()`), unless the caller is one already; does
+    /// nothing once the cache is closing.
+    func changingIndex(insideChange: Bool, _ body: () -> Void) {
+        if insideChange { return body() }
         guard disk.beginChange() else { return }
         defer { disk.endChange() }
         body()

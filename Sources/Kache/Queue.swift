@@ -104,7 +104,7 @@ extension Kache {
                     discard(store.withLock { $0.sweep(now: now) })
                     continue
                 }
-                if let value = fetch(space: ref, key: oldest.key) { return value }
+                if let value = fetch(space: ref, key: oldest.key, insideChange: true) { return value }
                 // The file could not be read for now (it is still there): a miss, not a loop.
                 if store.withLock({ $0.isCurrent(space: space, key: oldest.key, sequence: oldest.sequence) }) { return nil }
                 continue
