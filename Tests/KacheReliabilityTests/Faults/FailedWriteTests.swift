@@ -15,6 +15,17 @@ import Testing
         return try Kache(directory: fixture.directory, configuration: configuration)
     }
 
+    /// Stores 300 KiB values through `store` (their index, the value) until the
+    /// first eviction for the disk budget.
+    func fillUntilTheBudgetEvicts(_ cache: Kache, _ store: (Int, Data) throws -> Void) throws {
+        var index = 0
+        while cache.statistics.budgetEvictions == 0 {
+            try store(index, incompressible(300 << 10, seed: UInt64(index + 1)))
+            index += 1
+            try #require(index < 100, "the budget never evicted")
+        }
+    }
+
     @Test(arguments: modes)
     func aFailedWriteIntoAFullPoolEvictsNothing(durability: Durability) throws {
         let fixture = try FaultFixture(count: 0)
@@ -66,13 +77,9 @@ import Testing
         let cache = try open(fixture, durability, budget: budget)
         // Fill until the first eviction shows how many entries the budget holds.
         var held: [String: Data] = [:]
-        var index = 0
-        while cache.statistics.budgetEvictions == 0 {
-            let value = incompressible(300 << 10, seed: UInt64(index + 1))
+        try fillUntilTheBudgetEvicts(cache) { index, value in
             try cache.set(value, forKey: "k\(index)", ttl: .seconds(1000 + index))
             held["k\(index)"] = value
-            index += 1
-            try #require(index < 100)
         }
         held = held.filter { cache.contains($0.key) }
         fixture.inject(EIO, on: .write, times: 1)
@@ -96,11 +103,9 @@ import Testing
         let cache = try open(fixture, durability, budget: budget)
         let queue = try cache.queue(named: "q", capacity: 1000)
         var pushed: [Data] = []
-        while cache.statistics.budgetEvictions == 0 {
-            let value = incompressible(300 << 10, seed: UInt64(pushed.count + 1))
-            try queue.push(value, ttl: .seconds(1000 + pushed.count))
+        try fillUntilTheBudgetEvicts(cache) { index, value in
+            try queue.push(value, ttl: .seconds(1000 + index))
             pushed.append(value)
-            try #require(pushed.count < 100)
         }
         let held = Array(pushed.suffix(queue.count))
         fixture.inject(EIO, on: .write, times: 1)
