@@ -98,22 +98,27 @@ struct StoreState: Sendable {
         var sequence: UInt64
         /// The version it replaced, for rolling back a failed write.
         var previous: EntryRecord?
-        /// Entries whose time had passed.
-        var expired: [Removal]
-        /// Entries evicted to make room: by a full Pool or Queue, or for the
-        /// disk budget. A failed write puts them back.
-        var evicted: [Removal] = []
-        var evictedForBudget: [Removal] = []
+        /// Every entry that left the index, whose file must go: first those
+        /// whose time had passed, then those evicted by a full Pool or Queue,
+        /// then those evicted for the disk budget. One array, so that a `set`
+        /// copies none of it.
+        var removals: [Removal]
+        /// Where the evictions start in `removals`.
+        var evictedFrom: Int
+        var evictedForBudgetFrom: Int
 
-        /// Every entry that left the index, whose file must go.
-        var removals: [Removal] { expired + evicted + evictedForBudget }
+        /// Entries evicted by a full Pool or Queue; a failed write puts them back.
+        var evicted: ArraySlice<Removal> { removals[evictedFrom ..< evictedForBudgetFrom] }
+        /// Entries evicted for the disk budget; a failed write puts them back.
+        var evictedForBudget: ArraySlice<Removal> { removals[evictedForBudgetFrom...] }
     }
 
     /// Sweeps expired keys, makes room in a full Pool or Queue and within the
     /// disk budget, then inserts. `fileLength` is the length of the entry's file.
     /// - Complexity: O(log n) plus O(log n) per key swept or evicted.
     mutating func insert(space: Int, key: String, value: Data, expiry: Timestamp, now: Timestamp, fileLength: Int = 0) -> Insertion {
-        var insertion = Insertion(sequence: nextSequence, expired: sweep(now: now))
+        var removals = sweep(now: now)
+        let evictedFrom = removals.count
         mutations += 1
         counters.sets += 1
         let sequence = nextSequence
@@ -125,20 +130,21 @@ struct StoreState: Sendable {
             while spaces[space].entries[key] == nil, spaces[space].count >= spaces[space].capacity,
                   let (victim, record) = spaces[space].popEarliest()
             {
-                insertion.evicted.append(forget(space: space, key: victim, record: record))
+                removals.append(forget(space: space, key: victim, record: record))
                 spaces[space].counters.evictions += 1
                 counters.evictions += 1
             }
         case .queue:
             spaces[space].counters.pushes += 1
             while spaces[space].count >= spaces[space].capacity, let (victim, record) = spaces[space].popOldest() {
-                insertion.evicted.append(forget(space: space, key: victim, record: record))
+                removals.append(forget(space: space, key: victim, record: record))
                 spaces[space].counters.evictions += 1
                 counters.evictions += 1
             }
         }
         let charge = keepsFiles ? budget.allocation(forLength: fileLength) : 0
-        insertion.evictedForBudget = makeRoom(forBytes: charge - (spaces[space].entries[key]?.charge ?? 0), newKeyBytes: key.utf8.count)
+        let evictedForBudgetFrom = removals.count
+        removals += makeRoom(forBytes: charge - (spaces[space].entries[key]?.charge ?? 0), newKeyBytes: key.utf8.count)
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
             isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0, charge: charge
@@ -150,8 +156,10 @@ struct StoreState: Sendable {
         if let previous { releaseFromMemory(previous) }
         admitToMemory(space: space, key: key, sequence: sequence, size: value.count)
         enforceMemoryBudget()
-        insertion.previous = previous
-        return insertion
+        return Insertion(
+            sequence: sequence, previous: previous, removals: removals,
+            evictedFrom: evictedFrom, evictedForBudgetFrom: evictedForBudgetFrom
+        )
     }
 
     /// Removes every expired entry, in every key space.
