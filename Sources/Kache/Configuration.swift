@@ -46,6 +46,18 @@ extension Kache {
         /// (the default; ``Kache/shared`` uses 1 GiB). A `set` that would go over
         /// it evicts the entries that expire earliest, in any key space.
         public var diskBudget: Int?
+        /// Entries whose stored record (header, key and payload after LZ4) is
+        /// shorter than this many bytes are appended to a shared segment file;
+        /// longer ones get a file of their own (default 16 KiB). 0 gives every
+        /// entry a file of its own. A file of its own costs a whole block of the
+        /// file system (4 KiB on ext4), an inode and a rename; a record in a
+        /// segment costs its own length.
+        public var segmentThreshold: Int
+        /// A segment whose dead bytes (records replaced, removed, expired or
+        /// evicted) pass this fraction of its length is compacted in the
+        /// background: its live records are copied forward and the file is
+        /// deleted (default 0.5).
+        public var compactionThreshold: Double
         /// Capacity of ``Kache/defaultPool`` (default 1,000).
         public var defaultPoolCapacity: Int
         /// Capacity of ``Kache/defaultQueue`` (default 1,000).
@@ -65,6 +77,8 @@ extension Kache {
             durability: Durability = .async,
             compressionThreshold: Int = 64,
             diskBudget: Int? = nil,
+            segmentThreshold: Int = 16 << 10,
+            compactionThreshold: Double = 0.5,
             defaultPoolCapacity: Int = 1000,
             defaultQueueCapacity: Int = 1000,
             clock: any WallClock = SystemClock(),
@@ -77,6 +91,8 @@ extension Kache {
             self.durability = durability
             self.compressionThreshold = compressionThreshold
             self.diskBudget = diskBudget
+            self.segmentThreshold = segmentThreshold
+            self.compactionThreshold = compactionThreshold
             self.defaultPoolCapacity = defaultPoolCapacity
             self.defaultQueueCapacity = defaultQueueCapacity
             self.clock = clock
@@ -93,6 +109,10 @@ extension Kache {
                 throw .invalidConfiguration("maximumValueSize must be between 0 and \(EntryFile.maximumPayload) bytes (it is \(maximumValueSize))")
             }
             if let diskBudget, diskBudget <= 0 { throw .invalidConfiguration("diskBudget must be positive or nil (it is \(diskBudget))") }
+            guard segmentThreshold >= 0 else { throw .invalidConfiguration("segmentThreshold must not be negative (it is \(segmentThreshold))") }
+            guard compactionThreshold > 0, compactionThreshold <= 1 else {
+                throw .invalidConfiguration("compactionThreshold must be in (0, 1] (it is \(compactionThreshold))")
+            }
             guard compressionThreshold >= 0 else { throw .invalidConfiguration("compressionThreshold must not be negative") }
             guard defaultPoolCapacity > 0, defaultQueueCapacity > 0 else {
                 throw .invalidConfiguration("default Pool and Queue capacities must be positive")

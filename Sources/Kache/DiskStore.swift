@@ -32,6 +32,7 @@ final class DiskStore: Sendable {
     /// these stripes, so that a newer version is never overwritten by an older one.
     private let stripes: [Locked<Void>]
     private let tmpCounter = Atomic<UInt64>(0)
+    private let writtenBytes = Atomic<UInt64>(0)
     private let markerPresent = Locked(false)
     /// Changes under way: their index change may be visible while their file
     /// work is not done yet (see `beginChange()`).
@@ -170,6 +171,7 @@ final class DiskStore: Sendable {
             try fd.closeAfter {
                 try DiskStore.injectFault(.write, tmp)
                 _ = try bytes.withUnsafeBytes { try fd.writeAll($0) }
+                writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
                 if syncsEveryWrite {
                     try DiskStore.injectFault(.fsync, tmp)
                     if fsync(fd.rawValue) != 0 { throw Errno(rawValue: errno) }
@@ -188,6 +190,9 @@ final class DiskStore: Sendable {
     func delete(_ name: EntryName) {
         unlink(path(of: name))
     }
+
+    /// Bytes handed to the file system for entries since open.
+    var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) }
 
     /// Flushes a folder's entries (after a rename or unlink) to the device.
     private func syncFolder(_ path: String) {

@@ -189,6 +189,7 @@ public final class Kache: Sendable {
     /// Counts and sizes, as of now.
     public var statistics: Statistics {
         let pending = writeBehind?.pendingCount ?? 0
+        let written = disk?.bytesWritten ?? 0
         return store.withLock { state in
             Statistics(
                 memoryHits: state.counters.memoryHits,
@@ -212,6 +213,10 @@ public final class Kache: Sendable {
                 diskBudget: state.budget.limit,
                 budgetEvictions: state.budget.evictions,
                 budgetEvictedBytes: state.budget.evictedBytes,
+                segmentFiles: state.segments.fileCount,
+                segmentBytes: state.segments.totalBytes,
+                deadBytes: state.segments.deadBytes,
+                bytesWritten: written,
                 rawBytes: state.rawBytes,
                 pendingWrites: pending
             )

@@ -52,6 +52,17 @@ public struct Statistics: Sendable, Equatable, Codable {
     public var budgetEvictions: UInt64
     /// Bytes those evictions freed.
     public var budgetEvictedBytes: Int
+    /// Segment files on disk, where small entries' records are appended.
+    public var segmentFiles: Int
+    /// Bytes of the segment files, live and dead records together.
+    public var segmentBytes: Int
+    /// Bytes of segment records that no longer hold a live entry (replaced,
+    /// removed, expired or evicted), until their segment is compacted or deleted.
+    public var deadBytes: Int
+    /// Bytes this instance handed to the file system for entries (records,
+    /// per-key files, copies made by compaction), since open. Divided by the
+    /// bytes set, it is the write amplification.
+    public var bytesWritten: UInt64
     /// Bytes of every entry's value, uncompressed.
     public var rawBytes: Int
     /// File writes and deletions queued in `async` durability.

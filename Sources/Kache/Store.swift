@@ -16,6 +16,8 @@ struct StoreState: Sendable {
     var rawBytes = 0
     /// The disk budget and what is charged to it.
     var budget: DiskBudget
+    /// The segment files: their lengths and live bytes.
+    var segments = SegmentLedger()
     /// Bumped by every change to the index; `save()` compares it to know whether
     /// the manifest it wrote is still complete.
     var mutations: UInt64 = 0
