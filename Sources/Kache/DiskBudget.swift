@@ -58,6 +58,12 @@ extension StoreState {
             + indexRoom(addingEntries: newKeyBytes == nil ? 0 : 1, keyBytes: newKeyBytes ?? 0)
     }
 
+    /// Whether the directory, dead segment bytes included, is over the limit.
+    var isOverDiskBudgetWithDeadBytes: Bool {
+        guard let limit = budget.limit else { return false }
+        return diskUse() + segments.deadBytes + segments.fileCount * budget.unit > limit
+    }
+
     /// Whether `bytes` more of entry files (and one more entry of `newKeyBytes`) would go over the limit.
     func wouldExceedDiskBudget(adding bytes: Int, newKeyBytes: Int? = nil) -> Bool {
         guard let limit = budget.limit else { return false }

@@ -15,7 +15,8 @@ import Glibc
 ///   lock          held by the writing process (DirectoryLock)
 ///   manifest      key spaces and the index, replaced atomically by save()
 ///   dirty         present while the manifest is older than the files
-///   objects/xx/…  one file per entry (EntryFile), named by EntryName, and
+///   segments/     small entries' records appended back to back (SegmentStore)
+///   objects/xx/…  one file per large entry (EntryFile), named by EntryName, and
 ///                 `.`-prefixed files being written (removed by the rebuild after a crash)
 ///   tmp/          the manifest being written; cleared on open
 ///   quarantine/   damaged files, moved aside
@@ -27,6 +28,8 @@ final class DiskStore: Sendable {
     let syncsEveryWrite: Bool
     /// The file system's allocation unit, for counting files as `du` does.
     let allocationUnit: Int
+    /// The segment files, where small entries' records are appended.
+    let segments: SegmentStore
     private let lock: DirectoryLock
     /// Writes, deletions and quarantines of one name are serialized by one of
     /// these stripes, so that a newer version is never overwritten by an older one.
@@ -49,6 +52,7 @@ final class DiskStore: Sendable {
     private let pauser = Locked(())
 
     static let objectsFolder = "objects"
+    static let segmentsFolder = "segments"
     static let tmpFolder = "tmp"
     static let quarantineFolder = "quarantine"
     static let manifestFile = "manifest"
@@ -57,10 +61,11 @@ final class DiskStore: Sendable {
 
     /// Opens (creating if needed) the directory, takes its writer lock and
     /// clears what a crash left in `tmp/`. If it throws, it holds nothing.
-    init(root: String, syncsEveryWrite: Bool) throws(KacheError) {
+    init(root: String, syncsEveryWrite: Bool, segmentLength: Int = 4 << 20) throws(KacheError) {
         self.root = root
         self.syncsEveryWrite = syncsEveryWrite
-        for folder in ["", Self.objectsFolder, Self.tmpFolder, Self.quarantineFolder] {
+        segments = SegmentStore(folder: "\(root)/\(Self.segmentsFolder)", maximumLength: segmentLength, syncsEveryWrite: syncsEveryWrite)
+        for folder in ["", Self.objectsFolder, Self.segmentsFolder, Self.tmpFolder, Self.quarantineFolder] {
             try DiskStore.makeDirectory(folder.isEmpty ? root : "\(root)/\(folder)")
         }
         lock = try DirectoryLock(path: "\(root)/\(Self.lockFile)")
@@ -75,6 +80,7 @@ final class DiskStore: Sendable {
                 unlink("\(root)/\(Self.tmpFolder)/\(leftover)")
             }
             markerPresent.withLock { $0 = access("\(root)/\(Self.dirtyFile)", F_OK) == 0 }
+            _ = try segments.openExisting()
         } catch {
             lock.release()
             throw error
@@ -192,10 +198,13 @@ final class DiskStore: Sendable {
     }
 
     /// Bytes handed to the file system for entries since open.
-    var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) }
+    var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) + segments.bytesWritten }
 
     /// Flushes a folder's entries (after a rename or unlink) to the device.
-    private func syncFolder(_ path: String) {
+    private func syncFolder(_ path: String) { DiskStore.syncFolder(path) }
+
+    /// Flushes a folder's entries (after a create, rename or unlink) to the device.
+    static func syncFolder(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
@@ -437,7 +446,7 @@ final class DiskStore: Sendable {
 
     /// Reads from `offset` until `buffer` is full or the file ends; the bytes
     /// read, or -1 on an error.
-    private static func readFully(_ fd: Int32, path: String, at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    static func readFully(_ fd: Int32, path: String, at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         if let code = DiskFaults.failure(.read, path: path) {
             errno = code
             return -1
@@ -476,6 +485,7 @@ final class DiskStore: Sendable {
             for name in (try? DiskStore.listFolder(folder)) ?? [] {
                 let path = "\(folder)/\(name)"
                 if depth == 0, name == manifestFile { continue }
+                if depth == 1, folder.hasSuffix("/\(segmentsFolder)"), SegmentStore.id(ofFileName: name) != nil { continue }
                 let (bytes, isFolder) = allocated(path)
                 if isFolder {
                     sum += depth == 1 && folder.hasSuffix("/\(objectsFolder)") ? bytes : total(path, depth: depth + 1)
@@ -606,6 +616,21 @@ final class DiskStore: Sendable {
             defer { isPaused.store(false, ordering: .sequentiallyConsistent) }
             while changesUnderWay.load(ordering: .sequentiallyConsistent) > 0 { usleep(100) }
             return try body()
+        }
+    }
+
+    /// Runs `body` while no change is under way, as `withChangesPaused`; does
+    /// nothing once the cache is closing. Call outside any change.
+    func withChangesPausedUnlessClosing(_ body: () -> Void) {
+        pauser.withLock { _ in
+            guard !isClosing.load(ordering: .sequentiallyConsistent) else { return }
+            isPaused.store(true, ordering: .sequentiallyConsistent)
+            defer { isPaused.store(false, ordering: .sequentiallyConsistent) }
+            while changesUnderWay.load(ordering: .sequentiallyConsistent) > 0 {
+                if isClosing.load(ordering: .sequentiallyConsistent) { return }
+                usleep(50)
+            }
+            body()
         }
     }
 

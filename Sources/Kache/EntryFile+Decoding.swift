@@ -44,7 +44,7 @@ extension EntryFile {
             T(littleEndian: prefix.loadUnaligned(fromByteOffset: offset, as: T.self))
         }
         let version = field(Offset.version, UInt16.self)
-        guard version == EntryFile.version else { throw .unsupportedVersion(version) }
+        guard EntryFile.readableVersions.contains(version) else { throw .unsupportedVersion(version) }
         let flags = Flags(rawValue: field(Offset.flags, UInt16.self))
         guard Flags.known.isSuperset(of: flags) else { throw .unknownFlags(flags.rawValue) }
         guard let kind = KeySpace.Kind(rawValue: field(Offset.kind, UInt8.self)) else { throw .unknownKind(field(Offset.kind, UInt8.self)) }
@@ -57,7 +57,9 @@ extension EntryFile {
         // LZ4 makes at most 255 bytes of one (a run-length byte of 255), so a
         // compressed payload can't stand for more than 255 × its length; checking
         // it here keeps a hostile header from making `decode` allocate 4 GiB.
-        let lengthsAgree = flags.contains(.compressed)
+        let lengthsAgree = flags.contains(.tombstone)
+            ? !flags.contains(.compressed) && rawLength == 0 && storedLength == 0 && version >= 2
+            : flags.contains(.compressed)
             ? storedLength < rawLength && rawLength <= storedLength * largestCompressionRatio
             : storedLength == rawLength
         guard lengthsAgree else { throw .lengthMismatch(expected: rawLength, actual: storedLength) }

@@ -7,8 +7,8 @@ import Foundation
 /// offset size field
 ///  0      4   magic "KACH"
 ///  4      8   checksum: XXH64 (seed 0) of bytes 12 ..< end of file
-/// 12      2   format version (1)
-/// 14      2   flags (bit 0: payload is LZ4-compressed)
+/// 12      2   format version (2; version 1 records read the same)
+/// 14      2   flags (bit 0: payload is LZ4-compressed; bit 1: tombstone)
 /// 16      8   expiry, Int64 nanoseconds since 1970-01-01T00:00:00Z
 /// 24      8   sequence, UInt64 write order within the cache directory
 /// 32      4   raw payload length
@@ -22,9 +22,15 @@ import Foundation
 /// All integers are little-endian. The checksum covers everything after it,
 /// so a flipped bit anywhere but in the magic is caught, and the magic is
 /// compared literally.
+///
+/// The same record is a per-key file on its own or one of many in a segment
+/// file (`SegmentStore`). A tombstone (no payload) says that the key's older
+/// records are dead: recovery after a crash replays records in sequence order.
 enum EntryFile {
     static let magic: [UInt8] = Array("KACH".utf8)
-    static let version: UInt16 = 1
+    /// The version written. Version 2 added tombstones and segment files.
+    static let version: UInt16 = 2
+    static let readableVersions: ClosedRange<UInt16> = 1 ... 2
     static let headerSize = 48
     /// The largest payload the 32-bit length fields can describe.
     static let maximumPayload = Int(UInt32.max)
@@ -47,7 +53,8 @@ enum EntryFile {
     struct Flags: OptionSet, Sendable {
         let rawValue: UInt16
         static let compressed = Flags(rawValue: 1 << 0)
-        static let known: Flags = [.compressed]
+        static let tombstone = Flags(rawValue: 1 << 1)
+        static let known: Flags = [.compressed, .tombstone]
     }
 
     /// Everything the header says about an entry, without its payload.
@@ -61,6 +68,8 @@ enum EntryFile {
         var space: String
         var kind: KeySpace.Kind
 
+        var isTombstone: Bool { flags.contains(.tombstone) }
+
         /// The whole file's length in bytes.
         var fileLength: Int {
             EntryFile.headerSize + key.utf8.count + space.utf8.count + storedLength
@@ -71,7 +80,7 @@ enum EntryFile {
     /// sequence is known, so that the expensive part (compression) happens before
     /// the cache's lock is taken and the cheap part after.
     struct Draft: Sendable {
-        private(set) var bytes: Data
+        fileprivate(set) var bytes: Data
         let storedLength: Int
         let isCompressed: Bool
 
@@ -83,6 +92,28 @@ enum EntryFile {
                 raw.storeBytes(of: checksum.littleEndian, toByteOffset: Offset.checksum, as: UInt64.self)
             }
         }
+    }
+
+    /// A sealed tombstone for `name`: its older records are dead. `expiry` is
+    /// that of the record it ends.
+    static func tombstone(name: EntryName, kind: KeySpace.Kind, expiry: Timestamp, sequence: UInt64) -> Data {
+        var draft = draft(name: name, kind: kind, payload: Data(), expiry: expiry, compressionThreshold: .max)
+        draft.bytes.withUnsafeMutableBytes { out in
+            out.storeBytes(of: Flags.tombstone.rawValue.littleEndian, toByteOffset: Offset.flags, as: UInt16.self)
+        }
+        draft.seal(sequence: sequence)
+        return draft.bytes
+    }
+
+    /// The length the header at the start of `bytes` gives its record, or nil
+    /// when it does not start with the magic. Nothing else is checked.
+    static func recordLength(at bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count >= headerSize, bytes.prefix(4).elementsEqual(magic) else { return nil }
+        func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> Int {
+            Int(T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self)))
+        }
+        return headerSize + field(Offset.keyLength, UInt16.self) + field(Offset.spaceLength, UInt16.self)
+            + field(Offset.storedLength, UInt32.self)
     }
 
     /// Payloads at least this long are probed before LZ4 runs on all of them.

@@ -21,6 +21,24 @@ struct EntryRecord: Sendable {
     var fileSize: Int
     /// Bytes charged to the disk budget for this version's file (its allocation).
     var charge: Int = 0
+    /// Where the record of `fileSize` bytes is: the segment file's number
+    /// and the offset in it, or segment 0 for a file of its own.
+    var segment: UInt32 = 0
+    var offset: UInt32 = 0
+
+    /// The location of the version on disk, nil when there is none yet.
+    var location: RecordLocation? {
+        fileSize == 0 ? nil : RecordLocation(segment: segment, offset: offset, length: fileSize)
+    }
+}
+
+/// Where an entry's record is on disk: in a segment file, or (segment 0) in a file of its own.
+struct RecordLocation: Sendable, Equatable {
+    var segment: UInt32
+    var offset: UInt32
+    var length: Int
+
+    var isOwnFile: Bool { segment == 0 }
 }
 
 /// An entry that left the index, whose file (if any) must go too.
@@ -32,6 +50,9 @@ struct Removal: Sendable {
     var record: EntryRecord
     /// False when no file was ever written or scheduled for it.
     var hasFile: Bool
+    /// The sequence of the tombstone that records its removal on disk (taken
+    /// when it left the index, so it sorts before any later version), 0 for none.
+    var tombstoneSequence: UInt64 = 0
 
     var sequence: UInt64 { record.sequence }
 }

@@ -16,6 +16,8 @@ extension Kache {
             try disk.syncEverything()
             try writeManifest(to: disk)
         }
+        // The manifest is a checkpoint: dead segment bytes it covers can go.
+        reclaimer?.reclaim(checkpointing: false)
     }
 
     /// Reloads the index from the directory, as opening it would: pending
@@ -62,6 +64,7 @@ extension Kache {
         let now = clock.nanosecondsSince1970()
         let (manifest, mark) = store.withLock { ($0.manifest(savedAt: now), $0.mutations) }
         try disk.writeManifest(manifest.encoded())
+        store.withLock { $0.segments.noteCheckpoint(manifest.nextSequence) }
         // Complete only if nothing changed since the snapshot and every file
         // job it implies has run (in-flight changes are DiskStore's check).
         disk.clearStaleMarker { store.withLock { $0.mutations == mark } && (writeBehind?.isIdle ?? true) }
@@ -94,8 +97,11 @@ extension Kache {
                 damagedManifest = true
             }
         }
-        let scan = (manifest == nil || disk.isManifestStale) ? try disk.scanHeaders(deletingTemporaryFiles: atOpen) : nil
-        if scan != nil { disk.noteChange() }
+        let stale = manifest == nil || disk.isManifestStale
+        // Appends from now on go to new files; the ones there are only read.
+        _ = disk.segments.sealAll()
+        let found = stale ? try findRecords(in: disk, atOpen: atOpen) : nil
+        if found != nil { disk.noteChange() }
         let footprint = disk.measureFootprint()
         if let limit = configuration.diskBudget {
             let least = store.withLock { $0.diskUseAlone(fileLength: 0, keyBytes: 0, footprint: footprint) }
@@ -106,21 +112,79 @@ extension Kache {
             }
         }
         let now = clock.nanosecondsSince1970()
-        let removals = store.withLock { state -> [Removal] in
+        let segmentLengths = disk.segments.lengths()
+        let (removals, deadFiles) = store.withLock { state -> ([Removal], [StoreState.FoundRecord]) in
             state.resetIndex()
             state.budget.footprint = footprint
-            if damagedManifest { state.counters.quarantined += 1 }
-            if let manifest { state.restoreKeySpaces(from: manifest, withEntries: scan == nil) }
-            if let scan {
-                state.counters.quarantined += UInt64(scan.quarantined)
-                state.restore(scannedFiles: scan.files)
+            for (id, length) in segmentLengths {
+                state.segments.noteExisting(id, length: length, latestSequence: found?.latestSequences[id] ?? 0)
             }
+            if damagedManifest { state.counters.quarantined += 1 }
+            var deadFiles: [StoreState.FoundRecord] = []
+            if let manifest { state.restoreKeySpaces(from: manifest, withEntries: found == nil) }
+            if let found {
+                state.counters.quarantined += UInt64(found.damaged)
+                deadFiles = state.restore(found: found.records, checkpoint: manifest)
+            }
+            state.segments.noteCheckpoint(stale ? (manifest?.nextSequence ?? 0) : state.nextSequence)
             var removals = state.sweep(now: now)
             for space in state.spaces.indices { removals += state.trimToCapacity(space: space) }
             removals += state.makeRoom(forBytes: 0)
-            return removals
+            return (removals, deadFiles)
+        }
+        // Files of their own that no checkpoint lists and no newer record replays.
+        for file in deadFiles {
+            let name = EntryName(space: file.header.space, key: file.header.key)
+            disk.withExclusiveAccess(to: name) { disk.delete(name) }
         }
         if !removals.isEmpty { disk.noteChange() }
-        removals.forEach { persister?.delete($0) }
+        persister?.delete(removals)
+    }
+
+    /// Every record on disk, for the rebuild after a crash: the headers of
+    /// files of their own, and every record of every segment file (read
+    /// sequentially, each checksum verified). A torn tail is cut at open.
+    private func findRecords(in disk: DiskStore, atOpen: Bool) throws -> FoundRecords {
+        let scan = try disk.scanHeaders(deletingTemporaryFiles: atOpen)
+        var found = FoundRecords()
+        found.damaged = scan.quarantined
+        found.records = scan.files.map {
+            StoreState.FoundRecord(header: $0.header, location: RecordLocation(segment: 0, offset: 0, length: $0.fileLength))
+        }
+        for (id, length) in disk.segments.lengths() {
+            guard let file = disk.segments.file(id) else { continue }
+            let records = try SegmentStore.scan(file)
+            if records.validLength < length {
+                configuration.logger.warning(
+                    "Kache cut a torn tail off a segment file",
+                    metadata: ["segment": "\(disk.segments.path(of: id))", "bytes": "\(length - records.validLength)"]
+                )
+                if atOpen { disk.segments.truncate(id, to: records.validLength) }
+            }
+            if !records.damagedRanges.isEmpty {
+                configuration.logger.warning(
+                    "Kache skipped damaged bytes in a segment file; the records around them are kept",
+                    metadata: ["segment": "\(disk.segments.path(of: id))", "ranges": "\(records.damagedRanges.count)"]
+                )
+                found.damaged += records.damagedRanges.count
+            }
+            var latest: UInt64 = 0
+            for record in records.records {
+                latest = max(latest, record.header.sequence)
+                found.records.append(StoreState.FoundRecord(
+                    header: record.header, location: RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
+                ))
+            }
+            found.latestSequences[id] = latest
+        }
+        return found
+    }
+
+    /// What `findRecords` found.
+    private struct FoundRecords {
+        var records: [StoreState.FoundRecord] = []
+        var latestSequences: [UInt32: UInt64] = [:]
+        /// Damaged files quarantined and damaged runs of segment bytes skipped.
+        var damaged = 0
     }
 }

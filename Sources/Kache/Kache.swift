@@ -25,6 +25,8 @@ public final class Kache: Sendable {
     let store: Store
     let persister: Persister?
     let writeBehind: WriteBehind?
+    /// Gives dead segment bytes back (checkpoints, whole-file deletes, compaction).
+    let reclaimer: Reclaimer?
     let defaultPoolIndex: Int
     let defaultQueueIndex: Int
     var disk: DiskStore? { persister?.disk }
@@ -49,11 +51,15 @@ public final class Kache: Sendable {
         let configuration = try configuration.validated()
         let keepsFiles = configuration.durability != .memory
         let disk = keepsFiles
-            ? try DiskStore(root: directory.standardizedFileURL.path, syncsEveryWrite: configuration.durability == .fsync)
+            ? try DiskStore(
+                root: directory.standardizedFileURL.path, syncsEveryWrite: configuration.durability == .fsync,
+                segmentLength: Kache.segmentLength(diskBudget: configuration.diskBudget)
+            )
             : nil
         let store = Store(StoreState(
             memoryLimit: configuration.memoryBudget, keepsFiles: keepsFiles,
-            diskBudget: configuration.diskBudget, allocationUnit: disk?.allocationUnit ?? 4096
+            diskBudget: configuration.diskBudget, allocationUnit: disk?.allocationUnit ?? 4096,
+            segmentThreshold: configuration.segmentThreshold
         ))
         do {
             (defaultPoolIndex, defaultQueueIndex) = try store.withLock { state throws(KacheError) in
@@ -67,10 +73,14 @@ public final class Kache: Sendable {
         self.configuration = configuration
         self.store = store
         self.directory = disk == nil ? nil : directory
-        let persister = disk.map { Persister(store: store, disk: $0, logger: configuration.logger) }
+        let persister = disk.map {
+            Persister(store: store, disk: $0, logger: configuration.logger, writesTombstones: configuration.segmentThreshold > 0 || !$0.segments.lengths().isEmpty)
+        }
         self.persister = persister
+        let reclaimer = persister.map { Reclaimer(persister: $0, compactionThreshold: configuration.compactionThreshold, clock: configuration.clock) }
+        self.reclaimer = reclaimer
         writeBehind = configuration.durability == .async ? persister.map {
-            WriteBehind(persister: $0, limit: max(configuration.memoryBudget / 2, 4 << 20))
+            WriteBehind(persister: $0, limit: max(configuration.memoryBudget / 2, 4 << 20)) { reclaimer?.reclaimIfDue() }
         } : nil
         do {
             try restoreIndex(atOpen: true)
@@ -216,6 +226,7 @@ public final class Kache: Sendable {
                 segmentFiles: state.segments.fileCount,
                 segmentBytes: state.segments.totalBytes,
                 deadBytes: state.segments.deadBytes,
+                compactions: state.counters.compactions,
                 bytesWritten: written,
                 rawBytes: state.rawBytes,
                 pendingWrites: pending
@@ -227,6 +238,8 @@ public final class Kache: Sendable {
 
     func put(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
         try changingFiles { try insert(data, key: key, space: ref, ttl: ttl) }
+        // In `async` the writer thread reclaims after its batches.
+        if writeBehind == nil { reclaimer?.reclaimIfDue() }
     }
 
     private func insert(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
@@ -251,6 +264,7 @@ public final class Kache: Sendable {
         var file = EntryFile.draft(
             name: name, kind: ref.kind, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
         )
+        let bucket = file.bytes.count < configuration.segmentThreshold ? SegmentStore.Bucket(expiry: expiry, now: now) : nil
         let insertion = try store.withLock { state throws(KacheError) in
             guard !state.isClosed else { throw .closed }
             if let limit = state.budget.limit {
@@ -260,7 +274,9 @@ public final class Kache: Sendable {
             return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: file.bytes.count)
         }
         file.seal(sequence: insertion.sequence)
-        let write = Persister.Write(space: space, key: key, name: name, file: file.bytes, rawSize: data.count, sequence: insertion.sequence)
+        let write = Persister.Write(
+            space: space, key: key, name: name, file: file.bytes, rawSize: data.count, sequence: insertion.sequence, bucket: bucket
+        )
         if let writeBehind {
             writeBehind.enqueue([.write(write)] + insertion.removals.map { .delete($0) })
             return
@@ -272,11 +288,24 @@ public final class Kache: Sendable {
             try persister.write(write)
         } catch {
             let trimmed = store.withLock { $0.rollBack(insertion, space: space, key: key) }
-            // Only the files of entries that stayed out go (a delete skips keys in the index).
-            (insertion.removals + trimmed).forEach(persister.delete)
+            // Only the entries that stayed out go (a delete keeps files of keys in the index).
+            persister.delete(Kache.stayedOut(insertion.removals + trimmed, store: store))
             throw error
         }
-        insertion.removals.forEach(persister.delete)
+        persister.delete(insertion.removals)
+    }
+
+    /// The removals whose key is not back in the index (a rolled-back insert
+    /// put some back): only those need a tombstone.
+    private static func stayedOut(_ removals: [Removal], store: Store) -> [Removal] {
+        store.withLock { state in removals.filter { state.spaces[$0.spaceIndex].entries[$0.key] == nil } }
+    }
+
+    /// The longest segment file: 4 MiB, or a 16th of a small disk budget, so
+    /// that one file's dead bytes never weigh much against the budget.
+    static func segmentLength(diskBudget: Int?) -> Int {
+        guard let diskBudget else { return 4 << 20 }
+        return min(4 << 20, max(64 << 10, diskBudget / 16))
     }
 
     /// The value of `key`, from memory or its file. `insideChange`: the caller
@@ -290,10 +319,10 @@ public final class Kache: Sendable {
             return value
         case .miss:
             return nil
-        case let .onDisk(sequence):
+        case let .onDisk(sequence, location):
             guard let persister else { return nil }
             return persister.read(
-                space: space, key: key, name: EntryName(space: ref.name, key: key), sequence: sequence,
+                space: space, key: key, name: EntryName(space: ref.name, key: key), sequence: sequence, location: location,
                 maximumLength: maximumFileLength, insideChange: insideChange
             )
         }
@@ -326,7 +355,7 @@ public final class Kache: Sendable {
         if let writeBehind {
             writeBehind.enqueue(removals.map { .delete($0) })
         } else {
-            removals.forEach(persister.delete)
+            persister.delete(removals)
         }
     }
 

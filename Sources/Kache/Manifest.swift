@@ -10,7 +10,12 @@ import Foundation
 /// per space: name (u16 length + UTF-8) · kind u8 · capacity i64
 ///            evictions u64 · expirations u64 · pushes u64 · pops u64 · entryCount u32
 ///   per entry: key (u16 length + UTF-8) · expiry i64 · sequence u64 · rawSize u32 · fileSize u32
+///              segment u32 · offset u32 (version 2; segment 0: a file of its own)
 /// ```
+///
+/// `nextSequence` is also the checkpoint: every record with a lower sequence
+/// is live if and only if the manifest lists it. Version 1 (no locations,
+/// every entry in a file of its own) is still read.
 struct Manifest: Sendable, Equatable {
     struct Space: Sendable, Equatable {
         var name: String
@@ -26,6 +31,10 @@ struct Manifest: Sendable, Equatable {
         var sequence: UInt64
         var rawSize: Int
         var fileSize: Int
+        var segment: UInt32 = 0
+        var offset: UInt32 = 0
+
+        var location: RecordLocation { RecordLocation(segment: segment, offset: offset, length: fileSize) }
     }
 
     /// Why a manifest was not used.
@@ -43,10 +52,10 @@ struct Manifest: Sendable, Equatable {
     }
 
     static let magic: [UInt8] = Array("KMAN".utf8)
-    static let version: UInt16 = 1
+    static let version: UInt16 = 2
     private static let checksumOffset = 4
     private static let bodyOffset = 12
-    private static let smallestEntry = 2 + 8 + 8 + 4 + 4
+    private static func smallestEntry(version: UInt16) -> Int { version == 1 ? 2 + 8 + 8 + 4 + 4 : 2 + 8 + 8 + 4 + 4 + 4 + 4 }
     private static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
 
     var savedAt: Timestamp
@@ -58,7 +67,7 @@ struct Manifest: Sendable, Equatable {
     /// The length of `encoded()` for key spaces whose names take
     /// `spaceNameBytes` in all, holding `entries` entries whose keys take `keyBytes`.
     static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int) -> Int {
-        44 + spaces * 47 + spaceNameBytes + entries * 26 + keyBytes
+        44 + spaces * 47 + spaceNameBytes + entries * 34 + keyBytes
     }
 
     /// The manifest's bytes.
@@ -88,6 +97,8 @@ struct Manifest: Sendable, Equatable {
                 out.write(entry.sequence)
                 out.write(UInt32(clamping: entry.rawSize))
                 out.write(UInt32(clamping: entry.fileSize))
+                out.write(entry.segment)
+                out.write(entry.offset)
             }
         }
         var bytes = out
@@ -108,7 +119,7 @@ struct Manifest: Sendable, Equatable {
         var reader = BinaryReader(bytes, offset: Manifest.bodyOffset)
         do {
             let version = try reader.read(UInt16.self)
-            guard version == Manifest.version else { throw Damage.unsupportedVersion(version) }
+            guard version == 1 || version == Manifest.version else { throw Damage.unsupportedVersion(version) }
             _ = try reader.read(UInt16.self)
             savedAt = try reader.read()
             nextSequence = try reader.read()
@@ -130,16 +141,21 @@ struct Manifest: Sendable, Equatable {
                     pushes: try reader.read(), pops: try reader.read()
                 )
                 let entryCount = Int(try reader.read(UInt32.self))
-                guard entryCount <= reader.remaining / Manifest.smallestEntry else { throw Damage.malformed }
+                guard entryCount <= reader.remaining / Manifest.smallestEntry(version: version) else { throw Damage.malformed }
                 var entries: [Entry] = []
                 entries.reserveCapacity(entryCount)
                 for _ in 0 ..< entryCount {
                     let key = try reader.readShortString()
                     guard !key.isEmpty else { throw Damage.malformed }
-                    entries.append(Entry(
+                    var entry = Entry(
                         key: key, expiry: try reader.read(), sequence: try reader.read(),
                         rawSize: Int(try reader.read(UInt32.self)), fileSize: Int(try reader.read(UInt32.self))
-                    ))
+                    )
+                    if version >= 2 {
+                        entry.segment = try reader.read()
+                        entry.offset = try reader.read()
+                    }
+                    entries.append(entry)
                 }
                 spaces.append(Space(name: name, kind: kind, capacity: capacity, counters: counters, entries: entries))
             }

@@ -1,14 +1,19 @@
 import Foundation
 import Logging
 
-/// Carries index changes to the files, in an order that can't go wrong.
+/// Carries index changes to the disk, in an order that can't go wrong.
 ///
-/// Every write, deletion and quarantine of one file name runs under that
-/// name's stripe (`DiskStore.withExclusiveAccess`), and first asks the index
-/// whether it is still wanted: a write only if its version is still the
-/// current one, a deletion only if the key has no newer version. So jobs may
-/// run late, twice over, or in any order on any thread, and the file of a key
-/// always ends as its newest version, or absent.
+/// A large entry's file is written under its name's stripe
+/// (`DiskStore.withExclusiveAccess`); a small entry's record is appended to a
+/// segment. Either way the index is told where the version landed only if it
+/// is still the current one (`StoreState.markWritten`), and a version that
+/// was replaced meanwhile is counted dead. So jobs may run late, twice over,
+/// or in any order on any thread, and the index always points at the newest
+/// version on disk.
+///
+/// A removal appends a tombstone (so recovery after a crash, which replays
+/// the records newer than the last checkpoint, doesn't bring the key back)
+/// and deletes the key's own file if it had one.
 struct Persister: Sendable {
     /// A change to carry to disk.
     enum Job: Sendable {
@@ -32,14 +37,30 @@ struct Persister: Sendable {
         var file: Data
         var rawSize: Int
         var sequence: UInt64
+        /// The segment bucket its record is appended to; nil for a file of its own.
+        var bucket: SegmentStore.Bucket?
     }
 
     let store: Store
     let disk: DiskStore
     let logger: Logger
+    /// Tombstones are written only when segments may hold records of a key.
+    let writesTombstones: Bool
 
-    /// Writes the file if this version is still current; throws when the disk refuses.
+    var segments: SegmentStore { disk.segments }
+
+    // MARK: - Writing
+
+    /// Writes one version if it is still current; throws when the disk refuses.
     func write(_ write: Write) throws(KacheError) {
+        if write.bucket == nil {
+            try writeOwnFile(write)
+        } else {
+            try append([write], bucket: write.bucket!)
+        }
+    }
+
+    private func writeOwnFile(_ write: Write) throws(KacheError) {
         let written = try disk.withExclusiveAccess(to: write.name) { () throws(KacheError) -> Bool in
             guard store.withLock({ $0.isCurrent(space: write.space, key: write.key, sequence: write.sequence) }) else {
                 return false
@@ -48,56 +69,203 @@ struct Persister: Sendable {
             return true
         }
         if written {
-            store.withLock { $0.markWritten(space: write.space, key: write.key, sequence: write.sequence, fileSize: write.file.count) }
+            let location = RecordLocation(segment: 0, offset: 0, length: write.file.count)
+            store.withLock { _ = $0.markWritten(space: write.space, key: write.key, sequence: write.sequence, location: location) }
         }
     }
 
-    /// Deletes the file of a removed entry unless a newer version owns it now.
-    func delete(_ removal: Removal) {
-        guard removal.hasFile else { return }
-        let name = EntryName(space: removal.space, key: removal.key)
-        disk.withExclusiveAccess(to: name) {
-            guard !store.withLock({ $0.hasEntry(space: removal.spaceIndex, key: removal.key) }) else { return }
-            disk.delete(name)
+    /// Appends the versions still current to the bucket's segment with one
+    /// write call, then tells the index where each landed.
+    private func append(_ writes: [Write], bucket: SegmentStore.Bucket) throws(KacheError) {
+        let current = store.withLock { state in
+            writes.filter { state.isCurrent(space: $0.space, key: $0.key, sequence: $0.sequence) }
         }
-    }
-
-    /// Runs a job of the write-behind queue. A failed write can't reach its
-    /// caller any more: the entry leaves the cache (so nothing stale is served
-    /// later), the error is counted and logged.
-    func perform(_ job: Job) {
-        switch job {
-        case let .write(write):
-            do {
-                try self.write(write)
-            } catch {
-                logger.error("Kache could not write an entry file: \(error)", metadata: ["key": "\(write.key.prefix(120))"])
-                let removal = store.withLock { state -> Removal? in
-                    guard state.isCurrent(space: write.space, key: write.key, sequence: write.sequence) else { return nil }
-                    state.counters.writeErrors += 1
-                    return state.remove(space: write.space, key: write.key)
-                }
-                if var removal {
-                    removal.hasFile = true
-                    delete(removal)
+        guard !current.isEmpty else { return }
+        var bytes = Data(capacity: current.reduce(0) { $0 + $1.file.count })
+        for write in current { bytes.append(write.file) }
+        let placement = try segments.append(bytes, bucket: bucket)
+        let ownFiles = store.withLock { state -> [Write] in
+            state.segments.seal(placement.sealed)
+            var offset = placement.offset
+            var replaced: [Write] = []
+            for write in current {
+                let location = RecordLocation(segment: placement.segment, offset: UInt32(offset), length: write.file.count)
+                offset += write.file.count
+                if state.markWritten(space: write.space, key: write.key, sequence: write.sequence, location: location) {
+                    replaced.append(write)
                 }
             }
-        case let .delete(removal):
-            delete(removal)
+            return replaced
+        }
+        // The previous versions were in files of their own: the segment holds the key now.
+        for write in ownFiles {
+            disk.withExclusiveAccess(to: write.name) {
+                let stillInSegment = store.withLock { state in
+                    state.spaces[write.space].entries[write.key].map { $0.fileSize > 0 && $0.segment != 0 } ?? false
+                }
+                if stillInSegment { disk.delete(write.name) }
+            }
         }
     }
 
-    /// Reads the file of a live entry whose value is not in memory, verifies it,
-    /// and promotes the value.
+    // MARK: - Removing
+
+    /// Records the removals on disk: a tombstone each (appended together) and
+    /// the deletion of files of their own, unless a newer version owns the name now.
+    func delete(_ removals: [Removal]) {
+        let withFiles = removals.filter(\.hasFile)
+        guard !withFiles.isEmpty else { return }
+        if writesTombstones {
+            var bytes = Data()
+            var sequences: [UInt64] = []
+            for removal in withFiles where removal.tombstoneSequence != 0 {
+                let name = EntryName(space: removal.space, key: removal.key)
+                let kind = store.withLock { $0.spaces[removal.spaceIndex].kind }
+                bytes.append(EntryFile.tombstone(name: name, kind: kind, expiry: removal.record.expiry, sequence: removal.tombstoneSequence))
+                sequences.append(removal.tombstoneSequence)
+            }
+            if !bytes.isEmpty {
+                do {
+                    let placement = try segments.append(bytes, bucket: .tombstones)
+                    store.withLock { state in
+                        state.segments.seal(placement.sealed)
+                        state.segments.noteAppended(placement.segment, bytes: bytes.count, sequence: sequences.max() ?? 0, live: false)
+                    }
+                } catch {
+                    // The removal stands in memory; after a crash before the next
+                    // checkpoint the key may come back, as in `async` durability.
+                    logger.error("Kache could not append tombstones: \(error)")
+                    store.withLock { $0.counters.writeErrors += 1 }
+                }
+            }
+        }
+        for removal in withFiles where removal.record.segment == 0 {
+            let name = EntryName(space: removal.space, key: removal.key)
+            disk.withExclusiveAccess(to: name) {
+                let keep = store.withLock { state in
+                    state.spaces[removal.spaceIndex].entries[removal.key].map { $0.fileSize > 0 && $0.segment == 0 || $0.isPendingWrite } ?? false
+                }
+                if !keep { disk.delete(name) }
+            }
+        }
+    }
+
+    /// Deletes the file of one removed entry (see `delete(_:)`).
+    func delete(_ removal: Removal) {
+        delete([removal])
+    }
+
+    // MARK: - The write-behind queue
+
+    /// Runs a batch of the write-behind queue: small records appended per
+    /// bucket with one write call each, large files written one by one,
+    /// removals last. A failed write can't reach its caller any more: the
+    /// entry leaves the cache (so nothing stale is served later), the error
+    /// is counted and logged.
+    func perform(_ jobs: [Persister.Job]) {
+        var byBucket: [SegmentStore.Bucket: [Write]] = [:]
+        var removals: [Removal] = []
+        for job in jobs {
+            switch job {
+            case let .write(write):
+                if let bucket = write.bucket {
+                    byBucket[bucket, default: []].append(write)
+                } else {
+                    do { try writeOwnFile(write) } catch { failed([write], error) }
+                }
+            case let .delete(removal):
+                removals.append(removal)
+            }
+        }
+        for (bucket, writes) in byBucket {
+            do { try append(writes, bucket: bucket) } catch { failed(writes, error) }
+        }
+        delete(removals)
+    }
+
+    private func failed(_ writes: [Write], _ error: KacheError) {
+        for write in writes {
+            logger.error("Kache could not write an entry: \(error)", metadata: ["key": "\(write.key.prefix(120))"])
+            let removal = store.withLock { state -> Removal? in
+                guard state.isCurrent(space: write.space, key: write.key, sequence: write.sequence) else { return nil }
+                state.counters.writeErrors += 1
+                return state.remove(space: write.space, key: write.key)
+            }
+            if var removal {
+                removal.hasFile = true
+                delete(removal)
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// What reading one version's record found.
+    enum RecordRead {
+        case entry(EntryFile.Header, payload: Data)
+        case missing
+        case damaged(EntryFile.Damage, inode: UInt64)
+        case unreadable(errno: Int32)
+    }
+
+    /// Reads and verifies the record at `location` (a file of its own, or
+    /// one `pread` in a segment), checking that it holds this very key.
+    func readRecord(_ name: EntryName, at location: RecordLocation, maximumLength: Int) -> RecordRead {
+        if location.isOwnFile {
+            switch disk.read(name, maximumLength: maximumLength) {
+            case let .entry(header, payload): return .entry(header, payload: payload)
+            case .missing: return .missing
+            case let .damaged(damage, inode): return .damaged(damage, inode: inode)
+            case let .unreadable(code): return .unreadable(errno: code)
+            }
+        }
+        guard let file = segments.file(location.segment) else { return .missing }
+        guard let bytes = file.read(offset: Int(location.offset), length: location.length) else {
+            return .unreadable(errno: errno)
+        }
+        let decoded = bytes.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
+        }
+        switch decoded {
+        case let .success((header, payload)):
+            guard header.key == name.canonicalKey, header.space == name.space, !header.isTombstone else {
+                return .damaged(.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key), inode: 0)
+            }
+            return .entry(header, payload: payload)
+        case let .failure(damage):
+            return .damaged(damage, inode: 0)
+        }
+    }
+
+    /// Reads the record of a live entry whose value is not in memory, verifies
+    /// it, and promotes the value.
     ///
-    /// A missing or damaged file reads as a miss and the entry leaves the index
-    /// (a damaged file is moved to quarantine, counted and logged), as a change
-    /// under way, so the manifest is marked stale first. A file that can't be
-    /// opened or read (`EMFILE`, `EACCES`, `EIO`…) is not damage: the read is a
-    /// miss, counted in `readErrors` and logged, and nothing changes.
+    /// A missing or damaged record reads as a miss and the entry leaves the
+    /// index (a damaged file of its own is moved to quarantine; a damaged
+    /// record in a segment stays where it is, counted dead, and the rest of
+    /// its segment is still served), counted and logged, as a change under
+    /// way, so the manifest is marked stale first. A record that can't be read
+    /// (`EMFILE`, `EACCES`, `EIO`…) is not damage: the read is a miss, counted
+    /// in `readErrors` and logged, and nothing changes.
     /// `insideChange`: the caller runs as a change under way already.
-    func read(space: Int, key: String, name: EntryName, sequence: UInt64, maximumLength: Int, insideChange: Bool = false) -> Data? {
-        switch disk.read(name, maximumLength: maximumLength) {
+    func read(space: Int, key: String, name: EntryName, sequence: UInt64, location: RecordLocation, maximumLength: Int, insideChange: Bool = false) -> Data? {
+        var location = location
+        // Compaction may move the record between the lookup and the read: look again, a few times.
+        for _ in 0 ..< 4 {
+            let result = readRecord(name, at: location, maximumLength: maximumLength)
+            if case .missing = result, !location.isOwnFile,
+               let moved = store.withLock({ $0.currentLocation(space: space, key: key, sequence: sequence) }), moved != location
+            {
+                location = moved
+                continue
+            }
+            return settle(result, space: space, key: key, name: name, sequence: sequence, location: location, insideChange: insideChange)
+        }
+        return nil
+    }
+
+    private func settle(_ result: RecordRead, space: Int, key: String, name: EntryName, sequence: UInt64, location: RecordLocation, insideChange: Bool) -> Data? {
+        switch result {
         case let .entry(header, payload) where header.sequence == sequence:
             store.withLock { $0.promote(space: space, key: key, sequence: sequence, value: payload) }
             return payload
@@ -113,11 +281,19 @@ struct Persister: Sendable {
             return nil
         case let .damaged(damage, inode):
             changingIndex(insideChange: insideChange) {
-                let moved = disk.withExclusiveAccess(to: name) { disk.quarantine(name, inode: inode) }
-                logger.warning("Kache moved a damaged entry file to quarantine: \(damage)", metadata: ["file": "\(disk.path(of: name))"])
+                var moved: Int?
+                if location.isOwnFile {
+                    moved = disk.withExclusiveAccess(to: name) { disk.quarantine(name, inode: inode) }
+                    logger.warning("Kache moved a damaged entry file to quarantine: \(damage)", metadata: ["file": "\(disk.path(of: name))"])
+                } else {
+                    logger.warning(
+                        "Kache found a damaged record in a segment; it reads as a miss and its bytes count as dead: \(damage)",
+                        metadata: ["segment": "\(segments.path(of: location.segment))", "offset": "\(location.offset)"]
+                    )
+                }
                 store.withLock { state in
                     state.counters.misses += 1
-                    if let moved { state.noteQuarantined(bytes: moved) }
+                    if let moved { state.noteQuarantined(bytes: moved) } else if !location.isOwnFile { state.counters.quarantined += 1 }
                     state.drop(space: space, key: key, sequence: sequence)
                 }
             }
@@ -131,7 +307,7 @@ struct Persister: Sendable {
     /// Counts and logs a read that failed for a reason other than the file's bytes.
     func noteUnreadable(_ name: EntryName, errno code: Int32) {
         logger.warning(
-            "Kache could not read an entry file; it reads as a miss and stays in place",
+            "Kache could not read an entry's record; it reads as a miss and stays in place",
             metadata: ["file": "\(disk.path(of: name))", "errno": "\(code)", "error": "\(String(cString: strerror(code)))"]
         )
         store.withLock { state in

@@ -144,14 +144,20 @@ extension Kache {
     private func readRemoved(_ removal: Removal) -> RemovedRead {
         guard let persister else { return .gone }
         let name = EntryName(space: removal.space, key: removal.key)
-        switch persister.disk.read(name, maximumLength: maximumFileLength) {
+        guard let location = removal.record.location else { return .gone }
+        switch persister.readRecord(name, at: location, maximumLength: maximumFileLength) {
         case let .entry(header, payload) where header.sequence == removal.sequence:
             store.withLock { $0.counters.diskHits += 1 }
             return .value(payload)
         case let .damaged(damage, inode):
-            let moved = persister.disk.withExclusiveAccess(to: name) { persister.disk.quarantine(name, inode: inode) }
-            configuration.logger.warning("Kache moved a damaged Queue item to quarantine: \(damage)")
-            if let moved { store.withLock { $0.noteQuarantined(bytes: moved) } }
+            if location.isOwnFile {
+                let moved = persister.disk.withExclusiveAccess(to: name) { persister.disk.quarantine(name, inode: inode) }
+                configuration.logger.warning("Kache moved a damaged Queue item to quarantine: \(damage)")
+                if let moved { store.withLock { $0.noteQuarantined(bytes: moved) } }
+            } else {
+                configuration.logger.warning("Kache found a damaged Queue item in a segment: \(damage)")
+                store.withLock { $0.counters.quarantined += 1 }
+            }
             return .gone
         case let .unreadable(code):
             persister.noteUnreadable(name, errno: code)

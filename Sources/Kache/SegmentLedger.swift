@@ -1,5 +1,13 @@
-/// What the index knows of the segment files, by number: their lengths and
-/// how many of their bytes still hold live entries. No paths, no I/O.
+/// What the index knows of the segment files, by number: their lengths, how
+/// many of their bytes still hold live entries, and whether the last
+/// checkpoint covers them. No paths, no I/O; changed under the store's lock.
+///
+/// A record that stops holding a live entry (replaced, removed, expired,
+/// evicted) turns its bytes dead. A file's bytes come back when it goes
+/// whole (nothing live in it) or is compacted (live records copied forward).
+/// Either is allowed only once the manifest's checkpoint covers every record
+/// in it: recovery after a crash replays the records written after the
+/// checkpoint, tombstones included, and must find them all.
 struct SegmentLedger: Sendable {
     struct Segment: Sendable {
         /// Bytes appended so far (live, dead and tombstones).
@@ -7,8 +15,8 @@ struct SegmentLedger: Sendable {
         /// Bytes of records that hold a live entry.
         var liveBytes = 0
         var liveCount = 0
-        /// The latest expiry of any record in it: past it the whole file can go.
-        var latestExpiry: Int64 = .min
+        /// The newest record in it.
+        var latestSequence: UInt64 = 0
         /// Appends have moved on to another file: it only shrinks from now on.
         var isSealed = false
 
@@ -18,7 +26,94 @@ struct SegmentLedger: Sendable {
     private(set) var segments: [UInt32: Segment] = [:]
     private(set) var totalBytes = 0
     private(set) var liveBytes = 0
+    /// Records with a lower sequence are covered by the manifest last written.
+    private(set) var checkpoint: UInt64 = 0
+    /// Bytes appended since that manifest was written.
+    private(set) var appendedSinceCheckpoint = 0
 
     var fileCount: Int { segments.count }
     var deadBytes: Int { totalBytes - liveBytes }
+
+    /// Counts `bytes` appended to `segment` by a record of `sequence`; `live`
+    /// when it holds an entry of the index.
+    mutating func noteAppended(_ segment: UInt32, bytes: Int, sequence: UInt64, live: Bool) {
+        segments[segment, default: Segment()].length += bytes
+        segments[segment]!.latestSequence = max(segments[segment]!.latestSequence, sequence)
+        totalBytes += bytes
+        appendedSinceCheckpoint += bytes
+        if live { noteLive(segment, bytes: bytes) }
+    }
+
+    /// A manifest covering every record below `sequence` was written.
+    mutating func noteCheckpoint(_ sequence: UInt64) {
+        checkpoint = max(checkpoint, sequence)
+        appendedSinceCheckpoint = 0
+    }
+
+    /// Counts a record already in `segment` as holding an entry again (a restore).
+    mutating func noteLive(_ segment: UInt32, bytes: Int) {
+        guard segments[segment] != nil else { return }
+        segments[segment]!.liveBytes += bytes
+        segments[segment]!.liveCount += 1
+        liveBytes += bytes
+    }
+
+    /// A record in `segment` of `bytes` no longer holds a live entry.
+    mutating func noteDead(_ segment: UInt32, bytes: Int) {
+        guard segments[segment] != nil else { return }
+        segments[segment]!.liveBytes -= bytes
+        segments[segment]!.liveCount -= 1
+        liveBytes -= bytes
+    }
+
+    /// Registers a file found at open with its length, sealed, all of it dead until restored.
+    mutating func noteExisting(_ segment: UInt32, length: Int, latestSequence: UInt64) {
+        segments[segment] = Segment(length: length, liveBytes: 0, liveCount: 0, latestSequence: latestSequence, isSealed: true)
+        totalBytes += length
+    }
+
+    mutating func seal(_ ids: [UInt32]) {
+        for id in ids where segments[id] != nil { segments[id]!.isSealed = true }
+    }
+
+    /// Forgets a deleted file.
+    mutating func remove(_ id: UInt32) {
+        guard let segment = segments.removeValue(forKey: id) else { return }
+        totalBytes -= segment.length
+        liveBytes -= segment.liveBytes
+    }
+
+    /// Forgets every file (before a rebuild).
+    mutating func removeAll() {
+        segments.removeAll()
+        totalBytes = 0
+        liveBytes = 0
+    }
+
+    /// Whether the checkpoint covers every record of the file.
+    func isCovered(_ segment: Segment) -> Bool {
+        segment.latestSequence < checkpoint
+    }
+
+    /// Sealed files the checkpoint covers that hold nothing live: they go whole.
+    func emptyFiles() -> [UInt32] {
+        segments.filter { $0.value.isSealed && $0.value.liveCount == 0 && isCovered($0.value) }.map(\.key)
+    }
+
+    /// Sealed files the checkpoint covers whose dead bytes reach `threshold` of
+    /// their length, most dead first: compacting them copies their live records forward.
+    func compactionCandidates(threshold: Double) -> [UInt32] {
+        segments.filter { id, segment in
+            segment.isSealed && segment.liveCount > 0 && isCovered(segment)
+                && Double(segment.deadBytes) >= threshold * Double(segment.length)
+        }
+        .sorted { $0.value.deadBytes > $1.value.deadBytes }
+        .map(\.key)
+    }
+
+    /// Dead bytes in files the checkpoint does not cover yet: a new checkpoint
+    /// would let them go.
+    var uncoveredDeadBytes: Int {
+        segments.values.reduce(0) { $0 + (isCovered($1) ? 0 : $1.deadBytes) }
+    }
 }

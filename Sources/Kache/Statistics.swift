@@ -59,6 +59,8 @@ public struct Statistics: Sendable, Equatable, Codable {
     /// Bytes of segment records that no longer hold a live entry (replaced,
     /// removed, expired or evicted), until their segment is compacted or deleted.
     public var deadBytes: Int
+    /// Segment files compacted (live records copied forward, the file deleted), since open.
+    public var compactions: UInt64
     /// Bytes this instance handed to the file system for entries (records,
     /// per-key files, copies made by compaction), since open. Divided by the
     /// bytes set, it is the write amplification.

@@ -12,7 +12,8 @@ extension StoreState {
                     entries: space.entries.map { key, record in
                         Manifest.Entry(
                             key: key, expiry: record.expiry, sequence: record.sequence,
-                            rawSize: record.rawSize, fileSize: record.fileSize
+                            rawSize: record.rawSize, fileSize: record.fileSize,
+                            segment: record.segment, offset: record.offset
                         )
                     }
                 )
@@ -31,6 +32,7 @@ extension StoreState {
         rawBytes = 0
         budget.charged = 0
         budget.keyBytes = 0
+        segments.removeAll()
     }
 
     /// Drops every value from memory (their files stay).
@@ -65,17 +67,61 @@ extension StoreState {
             let entries = saved.kind == .queue ? saved.entries.sorted { $0.sequence < $1.sequence } : saved.entries
             for entry in entries {
                 restore(space: index, key: entry.key, expiry: entry.expiry, sequence: entry.sequence,
-                        rawSize: entry.rawSize, fileSize: entry.fileSize)
+                        rawSize: entry.rawSize, location: entry.location)
             }
         }
     }
 
-    /// Restores entries from the headers of their files. A key space not known
-    /// yet is created with the kind its files say, unbounded until the
-    /// application opens it again with a capacity.
-    mutating func restore(scannedFiles: [DiskStore.ScannedFile]) {
-        for file in scannedFiles.sorted(by: { $0.header.sequence < $1.header.sequence }) {
-            let header = file.header
+    /// A record found on disk by the rebuild after a crash.
+    struct FoundRecord: Sendable {
+        var header: EntryFile.Header
+        var location: RecordLocation
+    }
+
+    /// Restores entries from the records found on disk, when the manifest is
+    /// stale or missing. `manifest` (if any) is the last checkpoint: a record
+    /// older than it is live only if it lists that very version; newer records
+    /// and tombstones are replayed, the newest version of each key winning. A
+    /// key space not known yet is created with the kind its records say,
+    /// unbounded until the application opens it again with a capacity.
+    /// - Returns: files of their own that hold no live entry (to delete).
+    /// - Complexity: O(records log records).
+    mutating func restore(found: [FoundRecord], checkpoint manifest: Manifest?) -> [FoundRecord] {
+        let checkpoint = manifest?.nextSequence ?? 0
+        var listed: [String: [String: UInt64]] = [:]
+        for space in manifest?.spaces ?? [] {
+            var keys: [String: UInt64] = [:]
+            keys.reserveCapacity(space.entries.count)
+            for entry in space.entries { keys[entry.key] = entry.sequence }
+            listed[space.name] = keys
+        }
+        struct Name: Hashable { var space: String; var key: String }
+        var newest: [Name: FoundRecord] = [:]
+        newest.reserveCapacity(found.count)
+        var dead: [FoundRecord] = []
+        for record in found {
+            let header = record.header
+            if header.sequence < checkpoint, header.isTombstone || listed[header.space]?[header.key] != header.sequence {
+                if record.location.isOwnFile { dead.append(record) }
+                continue
+            }
+            let name = Name(space: header.space, key: header.key)
+            if let current = newest[name] {
+                guard header.sequence > current.header.sequence else {
+                    if record.location.isOwnFile, header.sequence < current.header.sequence { dead.append(record) }
+                    continue
+                }
+                if current.location.isOwnFile { dead.append(current) }
+            }
+            newest[name] = record
+        }
+        for record in newest.values.sorted(by: { $0.header.sequence < $1.header.sequence }) {
+            let header = record.header
+            nextSequence = max(nextSequence, header.sequence + 1)
+            if header.isTombstone {
+                if record.location.isOwnFile { dead.append(record) }
+                continue
+            }
             let index: Int
             if let existing = spaceIndex[header.space] {
                 guard spaces[existing].kind == header.kind else { continue }
@@ -86,7 +132,9 @@ extension StoreState {
                 spaceIndex[header.space] = index
             }
             restore(space: index, key: header.key, expiry: header.expiry, sequence: header.sequence,
-                    rawSize: header.rawLength, fileSize: file.fileLength)
+                    rawSize: header.rawLength, location: record.location)
         }
+        nextSequence = max(nextSequence, checkpoint)
+        return dead
     }
 }

@@ -36,13 +36,18 @@ struct StoreState: Sendable {
         var quarantined: UInt64 = 0
         var writeErrors: UInt64 = 0
         var readErrors: UInt64 = 0
+        var compactions: UInt64 = 0
     }
 
     /// The top level's index in `spaces`.
     static let topLevel = 0
 
-    init(memoryLimit: Int, keepsFiles: Bool, diskBudget: Int? = nil, allocationUnit: Int = 4096) {
+    /// Records shorter than this go to segment files (`Configuration.segmentThreshold`).
+    let segmentThreshold: Int
+
+    init(memoryLimit: Int, keepsFiles: Bool, diskBudget: Int? = nil, allocationUnit: Int = 4096, segmentThreshold: Int = 0) {
         budget = DiskBudget(limit: keepsFiles ? diskBudget : nil, unit: max(allocationUnit, 1))
+        self.segmentThreshold = segmentThreshold
         spaces = [KeySpace(name: "", kind: .plain, capacity: .max)]
         spaceIndex = ["": 0]
         memory = MemoryBudget(limit: memoryLimit)
@@ -54,8 +59,8 @@ struct StoreState: Sendable {
     /// What a read finds in memory.
     enum Lookup: Sendable {
         case hit(Data)
-        /// The entry is live but its value is only in its file.
-        case onDisk(sequence: UInt64)
+        /// The entry is live but its value is only in its record on disk.
+        case onDisk(sequence: UInt64, location: RecordLocation)
         case miss
     }
 
@@ -71,7 +76,10 @@ struct StoreState: Sendable {
             counters.misses += 1
             return .miss
         }
-        guard let value = record.value else { return .onDisk(sequence: record.sequence) }
+        guard let value = record.value else {
+            guard let location = record.location else { return .miss }
+            return .onDisk(sequence: record.sequence, location: location)
+        }
         if !record.referenced { spaces[space].entries.values[index].referenced = true }
         counters.memoryHits += 1
         return .hit(value)
@@ -86,6 +94,12 @@ struct StoreState: Sendable {
     /// Whether `sequence` is still the current version of `key`.
     func isCurrent(space: Int, key: String, sequence: UInt64) -> Bool {
         spaces[space].entries[key]?.sequence == sequence
+    }
+
+    /// Where version `sequence` of `key` is on disk now, nil when it is not the current version.
+    func currentLocation(space: Int, key: String, sequence: UInt64) -> RecordLocation? {
+        guard let record = spaces[space].entries[key], record.sequence == sequence else { return nil }
+        return record.location
     }
 
     /// Whether the index has any version of `key`.
@@ -144,12 +158,13 @@ struct StoreState: Sendable {
                 counters.evictions += 1
             }
         }
-        let charge = keepsFiles ? budget.allocation(forLength: fileLength) : 0
+        let charge = keepsFiles ? charge(forLength: fileLength) : 0
         let evictedForBudgetFrom = removals.count
         removals += makeRoom(forBytes: charge - (spaces[space].entries[key]?.charge ?? 0), newKeyBytes: key.utf8.count)
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
-            isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0, charge: charge
+            isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0, charge: charge,
+            segment: spaces[space].entries[key]?.segment ?? 0, offset: spaces[space].entries[key]?.offset ?? 0
         )
         let previous = spaces[space].upsert(key, record)
         budget.charged += charge - (previous?.charge ?? 0)
@@ -217,13 +232,26 @@ struct StoreState: Sendable {
         if record.fileSize > 0 {
             filesOnDisk -= 1
             bytesOnDisk -= record.fileSize
+            if record.segment != 0 { segments.noteDead(record.segment, bytes: record.fileSize) }
         }
         var kept = record
         kept.value = nil
+        let hasFile = record.fileSize > 0 || record.isPendingWrite
+        var tombstone: UInt64 = 0
+        if hasFile, keepsFiles {
+            tombstone = nextSequence
+            nextSequence += 1
+        }
         return Removal(
             spaceIndex: space, space: spaces[space].name, key: key, record: kept,
-            hasFile: record.fileSize > 0 || record.isPendingWrite
+            hasFile: hasFile, tombstoneSequence: tombstone
         )
+    }
+
+    /// What an entry of a record of `length` bytes is charged against the disk
+    /// budget: a file of its own takes whole blocks, a record in a segment its length.
+    func charge(forLength length: Int) -> Int {
+        length < segmentThreshold ? length : budget.allocation(forLength: length)
     }
 
     /// Undoes an insert whose file could not be written: removes its version,
@@ -270,22 +298,55 @@ struct StoreState: Sendable {
         budget.keyBytes += removal.key.utf8.count
         filesOnDisk += 1
         bytesOnDisk += record.fileSize
+        if record.segment != 0 { segments.noteLive(record.segment, bytes: record.fileSize) }
         mutations += 1
         return true
     }
 
     // MARK: - Disk bookkeeping
 
-    /// Records that version `sequence` of `key` is now in a file of `fileSize` bytes.
-    mutating func markWritten(space: Int, key: String, sequence: UInt64, fileSize: Int) {
+    /// Records that version `sequence` of `key` is now on disk at `location`
+    /// (appended to a segment, or in a file of its own). A record that is no
+    /// longer the current version is counted dead at once.
+    /// - Returns: true when the key's previous version was in a file of its
+    ///   own and this one is in a segment: that file must go.
+    @discardableResult
+    mutating func markWritten(space: Int, key: String, sequence: UInt64, location: RecordLocation) -> Bool {
         guard let index = spaces[space].entries.index(forKey: key),
-              spaces[space].entries.values[index].sequence == sequence else { return }
-        let old = spaces[space].entries.values[index].fileSize
-        if old == 0 { filesOnDisk += 1 }
-        bytesOnDisk += fileSize - old
-        spaces[space].entries.values[index].fileSize = fileSize
+              spaces[space].entries.values[index].sequence == sequence
+        else {
+            if !location.isOwnFile { segments.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: false) }
+            return false
+        }
+        let old = spaces[space].entries.values[index]
+        if old.fileSize == 0 { filesOnDisk += 1 }
+        if old.fileSize > 0, old.segment != 0 { segments.noteDead(old.segment, bytes: old.fileSize) }
+        bytesOnDisk += location.length - old.fileSize
+        if !location.isOwnFile { segments.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: true) }
+        spaces[space].entries.values[index].fileSize = location.length
+        spaces[space].entries.values[index].segment = location.segment
+        spaces[space].entries.values[index].offset = location.offset
         spaces[space].entries.values[index].isPendingWrite = false
         if memory.isOver { enforceMemoryBudget() }
+        return old.fileSize > 0 && old.segment == 0 && !location.isOwnFile
+    }
+
+    /// Moves version `sequence` of `key` from one record to its copy (compaction).
+    /// - Returns: false when the entry changed meanwhile: the copy is dead.
+    mutating func relocate(space: Int, key: String, sequence: UInt64, from: RecordLocation, to: RecordLocation) -> Bool {
+        guard let index = spaces[space].entries.index(forKey: key),
+              spaces[space].entries.values[index].sequence == sequence,
+              spaces[space].entries.values[index].location == from
+        else {
+            segments.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: false)
+            return false
+        }
+        segments.noteDead(from.segment, bytes: from.length)
+        segments.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: true)
+        spaces[space].entries.values[index].segment = to.segment
+        spaces[space].entries.values[index].offset = to.offset
+        mutations += 1
+        return true
     }
 
     /// Brings a value read from its file into memory.
@@ -300,10 +361,12 @@ struct StoreState: Sendable {
     }
 
     /// Adds an entry found on disk at open, without its value.
-    mutating func restore(space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, fileSize: Int) {
+    mutating func restore(space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation) {
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil,
-            isPendingWrite: false, fileSize: fileSize, charge: budget.allocation(forLength: fileSize)
+            isPendingWrite: false, fileSize: location.length,
+            charge: location.isOwnFile ? budget.allocation(forLength: location.length) : location.length,
+            segment: location.segment, offset: location.offset
         )
         budget.charged += record.charge
         budget.keyBytes += key.utf8.count
@@ -313,10 +376,12 @@ struct StoreState: Sendable {
             rawBytes -= previous.rawSize
             filesOnDisk -= 1
             bytesOnDisk -= previous.fileSize
+            if previous.segment != 0 { segments.noteDead(previous.segment, bytes: previous.fileSize) }
         }
+        if !location.isOwnFile { segments.noteLive(location.segment, bytes: location.length) }
         rawBytes += rawSize
         filesOnDisk += 1
-        bytesOnDisk += fileSize
+        bytesOnDisk += location.length
         nextSequence = max(nextSequence, sequence + 1)
     }
 

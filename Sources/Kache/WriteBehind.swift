@@ -15,6 +15,7 @@ final class WriteBehind: Sendable {
     private struct Queue: Sendable {
         var jobs = Deque<Persister.Job>()
         var bytes = 0
+        /// Jobs taken by a thread and not finished yet.
         var inFlight = 0
         var stopping = false
     }
@@ -24,10 +25,13 @@ final class WriteBehind: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let persister: Persister
     private let limit: Int
+    /// Runs after each batch, on the thread that ran it (reclaiming segment space).
+    private let afterBatch: @Sendable () -> Void
 
-    init(persister: Persister, limit: Int) {
+    init(persister: Persister, limit: Int, afterBatch: @escaping @Sendable () -> Void = {}) {
         self.persister = persister
         self.limit = limit
+        self.afterBatch = afterBatch
         let thread = Thread { [self] in self.run() }
         thread.name = "kache.write-behind"
         thread.start()
@@ -45,14 +49,14 @@ final class WriteBehind: Sendable {
         }
         for _ in jobs { wakeup.signal() }
         if over {
-            while let job = take(whileOverLimit: true) { run(job) }
+            while let batch = take(whileOverLimit: true) { run(batch) }
         }
     }
 
     /// Runs every queued job and waits for the ones in flight: afterwards every
     /// write queued before the call is in its file.
     func drain() {
-        while let job = take(whileOverLimit: false) { run(job) }
+        while let batch = take(whileOverLimit: false) { run(batch) }
         while queue.withLock({ $0.inFlight > 0 }) { usleep(100) }
     }
 
@@ -74,25 +78,41 @@ final class WriteBehind: Sendable {
     /// Jobs waiting to run.
     var pendingCount: Int { queue.withLock { $0.jobs.count } }
 
-    private func take(whileOverLimit: Bool) -> Persister.Job? {
+    /// The most bytes of jobs one batch takes: small records go to disk in
+    /// one write call per segment bucket, so a batch is what one write carries.
+    static let batchBytes = 1 << 20
+
+    /// Takes the oldest jobs, up to `batchBytes` of them (at least one).
+    private func take(whileOverLimit: Bool) -> [Persister.Job]? {
         queue.withLock { queue in
-            guard !whileOverLimit || queue.bytes > limit, let job = queue.jobs.popFirst() else { return nil }
-            queue.bytes -= job.byteCount
-            queue.inFlight += 1
-            return job
+            guard !whileOverLimit || queue.bytes > limit, !queue.jobs.isEmpty else { return nil }
+            var batch: [Persister.Job] = []
+            var bytes = 0
+            while bytes < WriteBehind.batchBytes, let job = queue.jobs.popFirst() {
+                bytes += job.byteCount
+                batch.append(job)
+            }
+            queue.bytes -= bytes
+            queue.inFlight += batch.count
+            return batch
         }
     }
 
-    private func run(_ job: Persister.Job) {
-        persister.perform(job)
-        queue.withLock { $0.inFlight -= 1 }
+    private func run(_ batch: [Persister.Job]) {
+        persister.perform(batch)
+        queue.withLock { $0.inFlight -= batch.count }
     }
 
     private func run() {
         while true {
             wakeup.wait()
-            if let job = take(whileOverLimit: false) {
-                run(job)
+            if let batch = take(whileOverLimit: false) {
+                // The semaphore was signalled once per job and a batch takes
+                // several: the extra wakeups find nothing and wait again.
+                run(batch)
+                // Only here, on the writer's own thread: a caller helping to
+                // drain may be inside a change, and reclaiming pauses changes.
+                afterBatch()
             } else if queue.withLock({ $0.stopping && $0.jobs.isEmpty }) {
                 finished.signal()
                 return

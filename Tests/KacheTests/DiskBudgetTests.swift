@@ -39,14 +39,14 @@ extension TemporaryDirectory {
     /// entries of the few dozen entries these tests store.
     static let reserved: Int = {
         let probe = TemporaryDirectory("reserved-probe")
-        let cache = try! Kache(directory: probe.url, configuration: .testing(.sync))
+        let cache = try! Kache(directory: probe.url, configuration: .testing(.sync, filePerEntry: true))
         defer { try? cache.close() }
         return cache.statistics.reservedBytes + 4096
     }()
 
     /// A configuration whose disk budget leaves `entryBytes` for entry files.
     func configuration(_ clock: ManualClock, budget entryBytes: Int = budget, durability: Durability = .sync) -> Kache.Configuration {
-        var configuration = Kache.Configuration.testing(durability, clock: clock)
+        var configuration = Kache.Configuration.testing(durability, clock: clock, filePerEntry: true)
         configuration.diskBudget = Self.reserved + entryBytes
         return configuration
     }
@@ -55,7 +55,7 @@ extension TemporaryDirectory {
     func theWholeDirectoryStaysWithinTheBudgetAsDuCountsIt(durability: Durability) throws {
         let dir = TemporaryDirectory()
         let budget = 3 << 20
-        var configuration = Kache.Configuration.testing(durability)
+        var configuration = Kache.Configuration.testing(durability, filePerEntry: true)
         configuration.diskBudget = budget
         let cache = try Kache(directory: dir.url, configuration: configuration)
         let pool = try cache.pool(named: "thumbnails", capacity: 200)
@@ -83,7 +83,7 @@ extension TemporaryDirectory {
 
     @Test func aBudgetThatCannotHoldTheDirectoryItselfIsRefused() throws {
         let dir = TemporaryDirectory()
-        var configuration = Kache.Configuration.testing(.sync)
+        var configuration = Kache.Configuration.testing(.sync, filePerEntry: true)
         configuration.diskBudget = 64 << 10
         #expect(throws: KacheError.self) { try Kache(directory: dir.url, configuration: configuration) }
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("manifest").path))

@@ -48,7 +48,7 @@ import Testing
         let composed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
         do {
-            let cache = try Kache(directory: dir.url, configuration: .testing())
+            let cache = try Kache(directory: dir.url, configuration: .testing(filePerEntry: true))
             try cache.set(Data("v".utf8), forKey: composed, ttl: .seconds(60))
             #expect(cache.data(forKey: decomposed) == Data("v".utf8))
             try cache.set(Data("w".utf8), forKey: decomposed, ttl: .seconds(60))
@@ -56,7 +56,7 @@ import Testing
             try cache.close()
         }
         #expect(dir.entryFiles().count == 1)
-        let reopened = try Kache(directory: dir.url, configuration: .testing(memoryBudget: 0))
+        let reopened = try Kache(directory: dir.url, configuration: .testing(memoryBudget: 0, filePerEntry: true))
         #expect(reopened.data(forKey: composed) == Data("w".utf8))
         #expect(reopened.data(forKey: decomposed) == Data("w".utf8))
     }
@@ -89,7 +89,7 @@ import Testing
     @Test func everyInsertSweepsExpiredKeysAndTheirFiles() throws {
         let clock = ManualClock()
         let dir = TemporaryDirectory()
-        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock, filePerEntry: true))
         for i in 0 ..< 10 { try cache.set(Data("v\(i)".utf8), forKey: "short\(i)", ttl: .seconds(10 + i)) }
         try cache.set(Data("keep".utf8), forKey: "long", ttl: .seconds(1000))
         #expect(dir.entryFiles().count == 11)
@@ -136,13 +136,13 @@ import Testing
         let clock = ManualClock()
         let dir = TemporaryDirectory()
         do {
-            let cache = try Kache(directory: dir.url, configuration: .testing(clock: clock))
+            let cache = try Kache(directory: dir.url, configuration: .testing(clock: clock, filePerEntry: true))
             try cache.set(Data("a".utf8), forKey: "a", ttl: .seconds(100))
             try cache.set(Data("b".utf8), forKey: "b", ttl: .seconds(300))
             try cache.close()
         }
         clock.advance(by: .seconds(200)) // "a" expires while the process is down
-        let cache = try Kache(directory: dir.url, configuration: .testing(clock: clock))
+        let cache = try Kache(directory: dir.url, configuration: .testing(clock: clock, filePerEntry: true))
         #expect(cache.data(forKey: "a") == nil)
         #expect(cache.data(forKey: "b") == Data("b".utf8))
         #expect(cache.statistics.entries == 1)
@@ -189,7 +189,7 @@ import Testing
 @Suite struct CompressionTests {
     @Test func compressibleValuesAreStoredSmaller() throws {
         let dir = TemporaryDirectory()
-        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, filePerEntry: true))
         try cache.set(compressible(64 * 1024), forKey: "text", ttl: .seconds(60))
         let size = try FileManager.default.attributesOfItem(atPath: dir.entryPath(key: "text"))[.size] as! Int
         #expect(size < 64 * 1024 / 4)
@@ -210,7 +210,7 @@ import Testing
 
 @Suite struct BadInputTests {
     @Test func badInputThrowsTypedErrorsAndChangesNothing() throws {
-        var configuration = Kache.Configuration.testing(.sync)
+        var configuration = Kache.Configuration.testing(.sync, filePerEntry: true)
         configuration.maximumValueSize = 1000
         let dir = TemporaryDirectory()
         let cache = try Kache(directory: dir.url, configuration: configuration)
@@ -234,13 +234,13 @@ import Testing
 
     @Test func hostileKeysNeverNameAPath() throws {
         let dir = TemporaryDirectory()
-        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, filePerEntry: true))
         let keys = ["../../etc/passwd", "/", ".", "..", "a\u{0}b", "objects/00", String(repeating: "x", count: 1024)]
         for key in keys { try cache.set(Data(key.utf8), forKey: key, ttl: .seconds(60)) }
         for key in keys { #expect(cache.data(forKey: key) == Data(key.utf8)) }
         #expect(dir.entryFiles().count == keys.count)
         let top = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-        #expect(Set(top).isSubset(of: ["dirty", "lock", "manifest", "objects", "quarantine", "tmp"]))
+        #expect(Set(top).isSubset(of: ["dirty", "lock", "manifest", "objects", "quarantine", "segments", "tmp"]))
     }
 
     @Test func invalidConfigurationIsRefused() {

@@ -25,7 +25,7 @@ import Testing
 
     @Test func saveMakesEverythingDurableAndWritesTheManifest() throws {
         let dir = TemporaryDirectory()
-        let cache = try Kache(directory: dir.url, configuration: .testing(.async))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async, filePerEntry: true))
         for i in 0 ..< 500 { try cache.set(compressible(200, seed: i), forKey: "k\(i)", ttl: .seconds(60)) }
         try cache.save()
         #expect(cache.statistics.pendingWrites == 0)
@@ -42,7 +42,7 @@ import Testing
         let clock = ManualClock()
         let dir = TemporaryDirectory()
         do {
-            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock, filePerEntry: true))
             for i in 0 ..< 100 { try cache.set(compressible(300, seed: i), forKey: "old\(i)", ttl: .seconds(3600)) }
             try cache.save()
             // After the save: more sets, an overwrite and a removal the manifest does not know.
@@ -56,7 +56,7 @@ import Testing
         let partial = dir.url.appendingPathComponent("objects/00/.0123.4567.0")
         try Data("garbage".utf8).write(to: partial)
         try Data("garbage".utf8).write(to: dir.url.appendingPathComponent("tmp/0123.partial"))
-        let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+        let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock, filePerEntry: true))
         #expect(cache.statistics.entries == 149)
         #expect(cache.data(forKey: "new49") == compressible(300, seed: 1049))
         #expect(cache.data(forKey: "old3") == Data("changed".utf8))
@@ -102,12 +102,12 @@ import Testing
     func damagedCache(_ damage: (String) throws -> Void) throws -> (Kache, TemporaryDirectory) {
         let dir = TemporaryDirectory()
         do {
-            let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, filePerEntry: true))
             for i in 0 ..< 10 { try cache.set(compressible(400, seed: i), forKey: "k\(i)", ttl: .seconds(60)) }
             try cache.close()
         }
         try damage(dir.entryPath(key: "k3"))
-        return (try Kache(directory: dir.url, configuration: .testing(.sync)), dir)
+        return (try Kache(directory: dir.url, configuration: .testing(.sync, filePerEntry: true)), dir)
     }
 
     func expectQuarantined(_ cache: Kache, _ dir: TemporaryDirectory) {

@@ -121,7 +121,7 @@ struct ReferencePool {
 
     @Test func resizingEvictsTheEarliestExpiring() throws {
         let dir = TemporaryDirectory()
-        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, filePerEntry: true))
         let pool = try cache.pool(named: "p", capacity: 5)
         for i in 0 ..< 5 { try pool.set(Data([UInt8(i)]), forKey: "k\(i)", ttl: .seconds(10 * (5 - i))) }
         let smaller = try cache.pool(named: "p", capacity: 2)
@@ -133,7 +133,7 @@ struct ReferencePool {
 
     @Test func poolsAndTheTopLevelAreSeparateNamespaces() throws {
         let dir = TemporaryDirectory()
-        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, filePerEntry: true))
         let a = try cache.pool(named: "a", capacity: 10)
         let b = try cache.pool(named: "b", capacity: 10)
         try cache.set(Data("top".utf8), forKey: "k", ttl: .seconds(60))

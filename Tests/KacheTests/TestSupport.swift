@@ -43,8 +43,8 @@ final class TemporaryDirectory: @unchecked Sendable {
 
 extension Kache.Configuration {
     /// A configuration for tests: a manual clock and the given durability.
-    static func testing(_ durability: Durability = .sync, clock: ManualClock = ManualClock(), memoryBudget: Int = 64 << 20) -> Self {
-        Kache.Configuration(memoryBudget: memoryBudget, durability: durability, clock: clock)
+    static func testing(_ durability: Durability = .sync, clock: ManualClock = ManualClock(), memoryBudget: Int = 64 << 20, filePerEntry: Bool = false) -> Self {
+        Kache.Configuration(memoryBudget: memoryBudget, durability: durability, segmentThreshold: filePerEntry ? 0 : 16 << 10, clock: clock)
     }
 }
 

@@ -1,0 +1,408 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// The segment files under `segments/`: small entries' records, appended
+/// back to back. It knows record bytes and file numbers, never keys' meaning,
+/// Pools or expiry rules (the bucket it is handed is just a grouping key).
+///
+/// One file is open for appending per expiry bucket, so that records that
+/// end together sit together and a whole file can go with one unlink
+/// (Segcache's idea). A file past `maximumLength` is sealed and a new one
+/// opened for its bucket. Files from an earlier run are never appended to:
+/// their torn tail (if a crash left one) is cut at open, once.
+///
+/// Appends to one file are serialized, so a file is always a run of complete
+/// records followed by at most one torn record: a crash can cut the tail,
+/// never leave a hole before an acknowledged record.
+final class SegmentStore: Sendable {
+    /// Where the files are.
+    let folder: String
+    /// A file is sealed once an append would take it past this length.
+    let maximumLength: Int
+    /// Flush appended data before an append returns (`fsync` durability).
+    let syncsEveryWrite: Bool
+    private let table: Locked<Table>
+    private let writtenBytes = Atomic<UInt64>(0)
+
+    /// The most files open for appending at once; past it the one whose
+    /// records end first is sealed.
+    static let maximumOpenFiles = 48
+
+    private struct Table: Sendable {
+        var files: [UInt32: SegmentFile] = [:]
+        var openByBucket: [Bucket: UInt32] = [:]
+        var nextID: UInt32 = 1
+    }
+
+    /// The group a record is appended with: records whose expiry falls in the
+    /// same window share files. Windows are narrow for short lifetimes and
+    /// wide for long ones (1/8 of the time to live, rounded down to a power of
+    /// two seconds), so a file's records expire within a few percent of each
+    /// other, and the number of open files stays small.
+    struct Bucket: Hashable, Sendable, Comparable {
+        var shift: Int8
+        var index: Int64
+
+        /// Tombstones are only needed until the next checkpoint: they get files of their own.
+        static let tombstones = Bucket(shift: -1, index: 0)
+
+        init(shift: Int8, index: Int64) {
+            self.shift = shift
+            self.index = index
+        }
+
+        /// The bucket of a record that expires at `expiry` (ns since 1970), written at `now`.
+        init(expiry: Int64, now: Int64) {
+            let seconds = max(expiry / 1_000_000_000, 0)
+            let ttl = max((expiry - now) / 1_000_000_000, 1)
+            let shift = max(0, (Int64.bitWidth - 1 - ttl.leadingZeroBitCount) - 3)
+            self.init(shift: Int8(shift), index: seconds >> shift)
+        }
+
+        /// Roughly when its records end, for choosing which file to seal.
+        var end: Int64 { shift < 0 ? .min : (index + 1) << Int64(shift) }
+
+        static func < (a: Bucket, b: Bucket) -> Bool { (a.end, a.shift) < (b.end, b.shift) }
+    }
+
+    /// One segment file, open for reading (and, while it is its bucket's, for
+    /// appending). The descriptor is closed when the last user lets go, so a
+    /// reader that took it before the file was deleted still reads its bytes.
+    final class SegmentFile: Sendable {
+        let id: UInt32
+        let path: String
+        let descriptor: Int32
+        /// Bytes in the file: where the next append goes.
+        fileprivate let appendState: Locked<Int>
+        /// Bytes known flushed to the device; the lock is held during the flush,
+        /// so writers that arrive meanwhile share the next one (group commit).
+        fileprivate let flushState: Locked<Int>
+
+        fileprivate init(id: UInt32, path: String, descriptor: Int32, length: Int) {
+            self.id = id
+            self.path = path
+            self.descriptor = descriptor
+            appendState = Locked(length)
+            flushState = Locked(length)
+        }
+
+        deinit { Glibc.close(descriptor) }
+
+        var length: Int { appendState.withLock { $0 } }
+
+        /// Reads `length` bytes at `offset`; the bytes read, or nil with `errno` set.
+        func read(offset: Int, length: Int) -> Data? {
+            var bytes = Data(count: length)
+            let got = bytes.withUnsafeMutableBytes { DiskStore.readFully(descriptor, path: path, at: offset, into: $0) }
+            guard got >= 0 else { return nil }
+            if got < length { bytes.count = got }
+            return bytes
+        }
+    }
+
+    static func fileName(_ id: UInt32) -> String {
+        let hex = String(id, radix: 16)
+        return String(repeating: "0", count: max(0, 8 - hex.count)) + hex + ".seg"
+    }
+
+    /// The number in a segment file's name, or nil for any other name.
+    static func id(ofFileName name: String) -> UInt32? {
+        guard name.count == 12, name.hasSuffix(".seg") else { return nil }
+        return UInt32(name.prefix(8), radix: 16).flatMap { $0 == 0 ? nil : $0 }
+    }
+
+    init(folder: String, maximumLength: Int, syncsEveryWrite: Bool) {
+        self.folder = folder
+        self.maximumLength = maximumLength
+        self.syncsEveryWrite = syncsEveryWrite
+        table = Locked(Table())
+    }
+
+    /// Bytes appended since open.
+    var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) }
+
+    func path(of id: UInt32) -> String { "\(folder)/\(SegmentStore.fileName(id))" }
+
+    // MARK: - Opening
+
+    /// Opens the files an earlier run left, for reading only. Files that
+    /// can't be opened throw: their records would be missing from the index.
+    /// - Returns: their numbers, ascending.
+    func openExisting() throws(KacheError) -> [UInt32] {
+        var ids: [UInt32] = []
+        for name in try DiskStore.listFolder(folder) {
+            guard let id = SegmentStore.id(ofFileName: name) else { continue }
+            let path = "\(folder)/\(name)"
+            let fd = DiskStore.openFile(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { throw .fileOperation("Opening a segment file", path: path, errno: errno) }
+            var info = stat()
+            guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                Glibc.close(fd)
+                continue
+            }
+            let file = SegmentFile(id: id, path: path, descriptor: fd, length: Int(info.st_size))
+            table.withLock { table in
+                table.files[id] = file
+                table.nextID = max(table.nextID, id &+ 1)
+            }
+            ids.append(id)
+        }
+        return ids.sorted()
+    }
+
+    /// The file `id`, for reading; nil when it was deleted.
+    func file(_ id: UInt32) -> SegmentFile? {
+        table.withLock { $0.files[id] }
+    }
+
+    /// Every file's number and length.
+    func lengths() -> [(id: UInt32, length: Int)] {
+        table.withLock { $0.files.values.map { ($0.id, $0.length) } }.sorted { $0.id < $1.id }
+    }
+
+    // MARK: - Appending
+
+    /// Where an append put its records.
+    struct Placement: Sendable {
+        var segment: UInt32
+        /// The offset of the first record; the others follow back to back.
+        var offset: Int
+        /// Files sealed to make room, whose lengths are now final.
+        var sealed: [UInt32]
+    }
+
+    /// Appends `bytes` (whole records) to the open file of `bucket`, with one
+    /// write call, sealing it first when they would take it past `maximumLength`.
+    /// With `syncsEveryWrite`, returns once the data is flushed (sharing the
+    /// flush with concurrent appends to the same file).
+    /// - Throws: the file error; a partial write is cut off again, so the file
+    ///   stays a run of whole records.
+    func append(_ bytes: Data, bucket: Bucket) throws(KacheError) -> Placement {
+        var sealed: [UInt32] = []
+        while true {
+            let file = try openFile(for: bucket, sealed: &sealed)
+            let outcome = try file.appendState.withLock { length throws(KacheError) -> Int? in
+                guard length == 0 || length + bytes.count <= maximumLength else { return nil }
+                try write(bytes, to: file, at: length)
+                length += bytes.count
+                return length - bytes.count
+            }
+            guard let offset = outcome else {
+                seal(file.id, bucket: bucket)
+                sealed.append(file.id)
+                continue
+            }
+            writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
+            if syncsEveryWrite { try flush(file, upTo: offset + bytes.count) }
+            return Placement(segment: file.id, offset: offset, sealed: sealed)
+        }
+    }
+
+    private func write(_ bytes: Data, to file: SegmentFile, at offset: Int) throws(KacheError) {
+        var failure: Int32 = 0
+        if let code = DiskFaults.failure(.write, path: file.path) {
+            failure = code
+        } else {
+            bytes.withUnsafeBytes { raw in
+                var done = 0
+                while done < raw.count {
+                    let n = pwrite(file.descriptor, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
+                    if n < 0, errno == EINTR { continue }
+                    guard n > 0 else {
+                        failure = n < 0 ? errno : ENOSPC
+                        return
+                    }
+                    done += n
+                }
+            }
+        }
+        guard failure != 0 else { return }
+        _ = ftruncate(file.descriptor, off_t(offset))
+        throw .fileOperation("Appending to the segment file", path: file.path, errno: failure)
+    }
+
+    /// Flushes `file` up to at least `end`; one flush serves every writer waiting for it.
+    private func flush(_ file: SegmentFile, upTo end: Int) throws(KacheError) {
+        try file.flushState.withLock { flushed throws(KacheError) in
+            guard flushed < end else { return }
+            let target = file.length
+            if let code = DiskFaults.failure(.fsync, path: file.path) {
+                throw .fileOperation("Flushing the segment file", path: file.path, errno: code)
+            }
+            guard fdatasync(file.descriptor) == 0 else {
+                throw .fileOperation("Flushing the segment file", path: file.path, errno: errno)
+            }
+            flushed = target
+        }
+    }
+
+    /// The open file of `bucket`, creating it (and sealing the one whose records
+    /// end first, past `maximumOpenFiles`).
+    private func openFile(for bucket: Bucket, sealed: inout [UInt32]) throws(KacheError) -> SegmentFile {
+        if let file = table.withLock({ table in table.openByBucket[bucket].flatMap { table.files[$0] } }) { return file }
+        let id = table.withLock { table -> UInt32 in
+            defer { table.nextID &+= 1 }
+            return table.nextID
+        }
+        let path = path(of: id)
+        let fd = DiskStore.openFile(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .fileOperation("Creating a segment file", path: path, errno: errno) }
+        if syncsEveryWrite { DiskStore.syncFolder(folder) }
+        let file = SegmentFile(id: id, path: path, descriptor: fd, length: 0)
+        let (winner, evicted) = table.withLock { table -> (SegmentFile, UInt32?) in
+            // Another thread may have opened one for the bucket meanwhile: use it, keep ours as a spare file.
+            if let existing = table.openByBucket[bucket].flatMap({ table.files[$0] }) {
+                table.files[id] = file
+                return (existing, nil)
+            }
+            table.files[id] = file
+            table.openByBucket[bucket] = id
+            var evicted: UInt32?
+            if table.openByBucket.count > SegmentStore.maximumOpenFiles,
+               let first = table.openByBucket.keys.filter({ $0 != bucket }).min()
+            {
+                evicted = table.openByBucket.removeValue(forKey: first)
+            }
+            return (file, evicted)
+        }
+        if winner !== file {
+            // An empty file nobody appends to: delete it rather than keep it.
+            delete([id])
+        }
+        if let evicted { sealed.append(evicted) }
+        return winner
+    }
+
+    /// Stops appending to `id` (its bucket gets a new file on the next append).
+    private func seal(_ id: UInt32, bucket: Bucket) {
+        table.withLock { table in
+            if table.openByBucket[bucket] == id { table.openByBucket[bucket] = nil }
+        }
+    }
+
+    /// Seals those of `ids` that are open for appending.
+    /// - Returns: the numbers of the files sealed.
+    func seal(_ ids: [UInt32]) -> [UInt32] {
+        let wanted = Set(ids)
+        return table.withLock { table in
+            let sealed = table.openByBucket.filter { wanted.contains($0.value) }
+            for bucket in sealed.keys { table.openByBucket[bucket] = nil }
+            return Array(sealed.values)
+        }
+    }
+
+    /// Flushes the file `id` to the device (compaction's copies, before the original goes).
+    func flush(_ id: UInt32) throws(KacheError) {
+        guard let file = file(id) else { return }
+        try flush(file, upTo: file.length)
+    }
+
+    /// Seals every open file: the ones a checkpoint may then reclaim.
+    /// - Returns: the numbers of the files sealed.
+    func sealAll() -> [UInt32] {
+        table.withLock { table in
+            defer { table.openByBucket.removeAll() }
+            return Array(table.openByBucket.values)
+        }
+    }
+
+    /// The files open for appending.
+    var openIDs: Set<UInt32> { table.withLock { Set($0.openByBucket.values) } }
+
+    // MARK: - Deleting
+
+    /// Forgets the files and deletes them (readers that hold one still read it).
+    func delete(_ ids: [UInt32]) {
+        guard !ids.isEmpty else { return }
+        table.withLock { table in
+            for id in ids {
+                table.files[id] = nil
+                for (bucket, open) in table.openByBucket where open == id { table.openByBucket[bucket] = nil }
+            }
+        }
+        for id in ids { unlink(path(of: id)) }
+        if syncsEveryWrite { DiskStore.syncFolder(folder) }
+    }
+
+    /// Cuts `id` to `length` bytes: a torn tail a crash left (only at open).
+    func truncate(_ id: UInt32, to length: Int) {
+        guard let file = file(id) else { return }
+        file.appendState.withLock { current in
+            guard length < current, ftruncate(file.descriptor, off_t(length)) == 0 else { return }
+            current = length
+        }
+        file.flushState.withLock { $0 = min($0, length) }
+    }
+
+    // MARK: - Scanning
+
+    /// A record found by `scan`.
+    struct ScannedRecord: Sendable {
+        var header: EntryFile.Header
+        var offset: Int
+        var length: Int
+    }
+
+    /// What `scan` found in one file.
+    struct Scan: Sendable {
+        var records: [ScannedRecord] = []
+        /// Where the last valid record ends: past it lies a torn tail, if anything.
+        var validLength = 0
+        /// Runs of bytes that are not records, before `validLength`.
+        var damagedRanges: [Range<Int>] = []
+    }
+
+    /// Reads the whole file in order and checks every record (checksum
+    /// included: a flipped bit in an expiry or a key must not go unseen).
+    /// After bytes that are not a record it looks for the next one, so one
+    /// damaged record costs only itself.
+    /// - Complexity: O(file length), read in large sequential chunks.
+    static func scan(_ file: SegmentFile) throws(KacheError) -> Scan {
+        let length = file.length
+        guard let bytes = file.read(offset: 0, length: length) else {
+            throw .fileOperation("Reading a segment file", path: file.path, errno: errno)
+        }
+        return scan(bytes)
+    }
+
+    /// `scan` of a file's bytes.
+    static func scan(_ bytes: Data) -> Scan {
+        var scan = Scan()
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            var damageStart: Int?
+            while offset + EntryFile.headerSize <= raw.count {
+                let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
+                if let length = EntryFile.recordLength(at: rest), length <= rest.count,
+                   let header = try? EntryFile.decodeHeader(UnsafeRawBufferPointer(rebasing: rest[..<length]), fileLength: length),
+                   (try? EntryFile.verifyChecksum(UnsafeRawBufferPointer(rebasing: rest[..<length]))) != nil
+                {
+                    if let start = damageStart { scan.damagedRanges.append(start ..< offset) }
+                    damageStart = nil
+                    scan.records.append(ScannedRecord(header: header, offset: offset, length: length))
+                    offset += length
+                    scan.validLength = offset
+                } else {
+                    if damageStart == nil { damageStart = offset }
+                    offset = nextMagic(in: raw, after: offset) ?? raw.count
+                }
+            }
+        }
+        return scan
+    }
+
+    /// The next offset after `offset` where the record magic begins.
+    private static func nextMagic(in raw: UnsafeRawBufferPointer, after offset: Int) -> Int? {
+        var position = offset + 1
+        while position + 4 <= raw.count {
+            if raw[position] == EntryFile.magic[0], raw[position + 1] == EntryFile.magic[1],
+               raw[position + 2] == EntryFile.magic[2], raw[position + 3] == EntryFile.magic[3]
+            {
+                return position
+            }
+            position += 1
+        }
+        return nil
+    }
+}
