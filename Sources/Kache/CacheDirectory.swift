@@ -50,6 +50,16 @@ public struct CacheDirectory: Sendable {
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw .notACacheDirectory(path: root, reason: "its \(DiskStore.objectsFolder) is not a folder")
         }
+        // Until the tools read segment files, refuse rather than misread: a
+        // repair that rebuilt the manifest from `objects/` alone would drop
+        // every entry held in a segment.
+        let segments = (try? DiskStore.listFolder(path(DiskStore.segmentsFolder))) ?? []
+        if segments.contains(where: { SegmentStore.id(ofFileName: $0) != nil }) {
+            throw .unsupportedLayout(
+                path: root,
+                reason: "it holds segment files (segmentThreshold > 0), which this version of the kache tools does not read yet; open it with the library instead"
+            )
+        }
     }
 
     /// The absolute path of `relative` inside the directory.
@@ -137,6 +147,8 @@ public enum CacheDirectoryError: Error, Sendable, Equatable, CustomStringConvert
     case locked(path: String, holderPID: Int32?)
     /// A file or folder could not be read, listed or changed.
     case io(path: String, reason: String)
+    /// The directory is a cache in a layout these tools don't read yet.
+    case unsupportedLayout(path: String, reason: String)
 
     /// A sentence that says what happened.
     public var description: String {
@@ -152,6 +164,8 @@ public enum CacheDirectoryError: Error, Sendable, Equatable, CustomStringConvert
             return "The cache directory \(path) is locked by \(holder), which is writing to it."
         case let .io(path, reason):
             return "\(path) could not be read: \(reason)."
+        case let .unsupportedLayout(path, reason):
+            return "\(path) can't be examined by this version: \(reason)."
         }
     }
 }

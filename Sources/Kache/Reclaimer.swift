@@ -69,44 +69,52 @@ final class Reclaimer: Sendable {
                 return
             }
         }
+        sealFilesWorthReclaiming()
         deleteEmptyFiles()
         compact()
         deleteEmptyFiles()
+    }
+
+    /// Seals the open files that hold nothing live or whose dead bytes pass
+    /// the threshold: from now on they only lose bytes, and can go.
+    private func sealFilesWorthReclaiming() {
+        let open = segments.openIDs
+        let worthSealing = store.withLock { state in
+            open.filter { id in
+                guard let segment = state.segments.segments[id], segment.length > 0 else { return false }
+                return segment.liveCount == 0 || Double(segment.deadBytes) >= self.compactionThreshold * Double(segment.length)
+            }
+        }
+        let sealed = segments.seal(Array(worthSealing))
+        store.withLock { $0.segments.seal(sealed) }
     }
 
     /// Writes the manifest as it is now; the dirty marker stays (only `save()` clears it).
     private func checkpoint() throws(KacheError) {
         try disk.withManifestWriter { () throws(KacheError) in
             guard !store.withLock({ $0.isClosed }) else { return }
-            // Files that only lose bytes from now on: seal the ones worth reclaiming.
-            let open = segments.openIDs
-            let worthSealing = store.withLock { state in
-                open.filter { id in
-                    guard let segment = state.segments.segments[id], segment.length > 0 else { return false }
-                    return Double(segment.deadBytes) >= self.compactionThreshold * Double(segment.length)
-                }
-            }
-            let sealed = segments.seal(Array(worthSealing))
-            let manifest = store.withLock { state -> Manifest in
-                state.segments.seal(sealed)
-                return state.manifest(savedAt: clock.nanosecondsSince1970())
-            }
+            let manifest = store.withLock { $0.manifest(savedAt: clock.nanosecondsSince1970()) }
             try disk.writeManifest(manifest.encoded())
             store.withLock { $0.segments.noteCheckpoint(manifest.nextSequence) }
         }
     }
 
     /// Deletes the sealed, covered files that hold nothing live.
+    ///
+    /// Decided and done while no change is under way: an append that took
+    /// its file before the file was sealed has landed (and counts as live)
+    /// by then, and a Queue pop reading a record it just took out of the
+    /// index has finished. (In `async` the writer thread runs this between
+    /// its batches, so none of its appends is in flight either.)
     func deleteEmptyFiles() {
-        let empty = store.withLock { state in
-            let ids = state.segments.emptyFiles()
-            for id in ids { state.segments.remove(id) }
-            return ids
+        disk.withChangesPausedUnlessClosing {
+            let empty = store.withLock { state in
+                let ids = state.segments.emptyFiles()
+                for id in ids { state.segments.remove(id) }
+                return ids
+            }
+            segments.delete(empty)
         }
-        guard !empty.isEmpty else { return }
-        // No change is under way while they go: a Queue pop reading a record it
-        // just took out of the index finishes first.
-        disk.withChangesPausedUnlessClosing { segments.delete(empty) }
     }
 
     /// Copies the live records of the files most worth compacting forward.

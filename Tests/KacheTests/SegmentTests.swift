@@ -1,0 +1,242 @@
+import Foundation
+import Testing
+@testable import Kache
+
+/// Small entries appended to segment files: where records go, what survives
+/// a crash (torn tails, damaged records, removals), and how space comes back.
+@Suite struct SegmentTests {
+    func segmentFiles(_ dir: TemporaryDirectory) -> [String] {
+        dir.files(in: "segments").filter { SegmentStore.id(ofFileName: $0) != nil }.sorted()
+    }
+
+    func segmentPath(_ dir: TemporaryDirectory, _ name: String) -> String {
+        dir.url.appendingPathComponent("segments/\(name)").path
+    }
+
+    @Test(arguments: [Durability.async, .sync, .fsync])
+    func smallEntriesShareSegmentsAndLargeOnesKeepTheirOwnFiles(durability: Durability) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+            for i in 0 ..< 300 { try cache.set(compressible(1024, seed: i), forKey: "small\(i)", ttl: .seconds(3600)) }
+            for i in 0 ..< 2 { try cache.set(incompressible(40_000, seed: UInt64(i + 1)), forKey: "large\(i)", ttl: .seconds(3600)) }
+            try cache.save()
+            #expect(cache.statistics.segmentFiles >= 1)
+            cache.checkInvariants()
+            try cache.close()
+        }
+        #expect(dir.entryFiles().count == 2)
+        #expect((1 ... 3).contains(segmentFiles(dir).count))
+        // From the manifest (closed cleanly), then from the records (a crash).
+        for crash in [false, true] {
+            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock, memoryBudget: 0))
+            for i in 0 ..< 300 { #expect(cache.data(forKey: "small\(i)") == compressible(1024, seed: i)) }
+            for i in 0 ..< 2 { #expect(cache.data(forKey: "large\(i)") == incompressible(40_000, seed: UInt64(i + 1))) }
+            cache.checkInvariants()
+            if crash {
+                try cache.set(Data("after".utf8), forKey: "small7", ttl: .seconds(3600))
+                cache.abandonForTesting()
+                let reopened = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+                #expect(reopened.data(forKey: "small7") == Data("after".utf8))
+                #expect(reopened.data(forKey: "small8") == compressible(1024, seed: 8))
+                #expect(reopened.statistics.entries == 302)
+            } else {
+                try cache.close()
+            }
+        }
+    }
+
+    @Test func aRecordTakesItsLengthNotABlock() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        for i in 0 ..< 1000 { try cache.set(compressible(1024, seed: i), forKey: "key-\(i)", ttl: .seconds(3600)) }
+        var allocated = 0
+        for name in segmentFiles(dir) {
+            var info = stat()
+            if lstat(segmentPath(dir, name), &info) == 0 { allocated += Int(info.st_blocks) * 512 }
+        }
+        // 1,000 files of their own would take 1,000 blocks of 4 KiB.
+        #expect(allocated > 0 && allocated < 1000 * 4096 / 8)
+        #expect(dir.entryFiles().isEmpty)
+    }
+
+    @Test func aTornTailIsCutOnOpenAndNothingBeforeItIsLost() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+            for i in 0 ..< 50 { try cache.set(compressible(500, seed: i), forKey: "k\(i)", ttl: .seconds(3600)) }
+            cache.abandonForTesting()
+        }
+        let segment = try #require(segmentFiles(dir).last)
+        let path = segmentPath(dir, segment)
+        let length = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        // Half a record: the start of a valid one, cut short, as a crash mid-append leaves it.
+        let first = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(120)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: first.prefix(90))
+        try handle.close()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+        for i in 0 ..< 50 { #expect(cache.data(forKey: "k\(i)") == compressible(500, seed: i)) }
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == length)
+        cache.checkInvariants()
+    }
+
+    @Test(arguments: [false, true])
+    func aDamagedRecordIsAMissAndTheRestOfItsSegmentIsServed(rebuildingFromRecords: Bool) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+            for i in 0 ..< 20 { try cache.set(compressible(400, seed: i), forKey: "k\(i)", ttl: .seconds(3600)) }
+            if rebuildingFromRecords { cache.abandonForTesting() } else { try cache.close() }
+        }
+        let path = segmentPath(dir, try #require(segmentFiles(dir).first))
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        // A bit flipped in the middle of the file: inside one record's payload.
+        bytes[bytes.count / 2] ^= 0x10
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock, memoryBudget: 0))
+        let found = (0 ..< 20).filter { cache.data(forKey: "k\($0)") == compressible(400, seed: $0) }
+        let wrong = (0 ..< 20).filter { i in cache.data(forKey: "k\(i)").map { $0 != compressible(400, seed: i) } ?? false }
+        #expect(found.count == 19)
+        #expect(wrong.isEmpty)
+        #expect(cache.statistics.quarantined == 1)
+        cache.checkInvariants()
+    }
+
+    @Test(arguments: [Durability.sync, .fsync])
+    func anAcknowledgedRemovalStaysRemovedAfterACrash(durability: Durability) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+            try cache.set(Data("one".utf8), forKey: "gone", ttl: .seconds(3600))
+            try cache.set(Data("two".utf8), forKey: "kept", ttl: .seconds(3600))
+            try cache.save()
+            cache.removeValue(forKey: "gone")
+            let pool = try cache.pool(named: "p", capacity: 1)
+            try pool.set(Data("a".utf8), forKey: "a", ttl: .seconds(3600))
+            try pool.set(Data("b".utf8), forKey: "b", ttl: .seconds(7200))
+            cache.abandonForTesting()
+        }
+        let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+        #expect(cache.data(forKey: "gone") == nil)
+        #expect(cache.data(forKey: "kept") == Data("two".utf8))
+        let pool = try cache.pool(named: "p", capacity: 1)
+        #expect(pool.data(forKey: "a") == nil)
+        #expect(pool.data(forKey: "b") == Data("b".utf8))
+    }
+
+    @Test func aReplacedVersionNeverComesBackWhenTheNewOneExpires() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+            try cache.set(Data("long-lived".utf8), forKey: "k", ttl: .seconds(7200))
+            try cache.set(Data("short-lived".utf8), forKey: "k", ttl: .seconds(10))
+            cache.abandonForTesting()
+        }
+        clock.advance(by: .seconds(60))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+        #expect(cache.data(forKey: "k") == nil)
+    }
+
+    @Test func deadSegmentsGoAfterACheckpointAndLiveValuesSurviveCompaction() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        var configuration = Kache.Configuration.testing(.sync, clock: clock, memoryBudget: 0)
+        configuration.diskBudget = nil
+        do {
+            let cache = try Kache(directory: dir.url, configuration: configuration)
+            // Short-lived entries fill their own expiry bucket; long-lived ones another.
+            for i in 0 ..< 2000 { try cache.set(compressible(1024, seed: i), forKey: "short\(i)", ttl: .seconds(60)) }
+            for i in 0 ..< 2000 { try cache.set(compressible(1024, seed: i), forKey: "long\(i)", ttl: .seconds(7200)) }
+            // Replace most long-lived ones: their first records turn dead.
+            for i in 0 ..< 1600 { try cache.set(compressible(1024, seed: 10_000 + i), forKey: "long\(i)", ttl: .seconds(7200)) }
+            try cache.save()
+            let before = cache.statistics
+            clock.advance(by: .seconds(120))
+            try cache.set(Data("x".utf8), forKey: "sweeper", ttl: .seconds(7200))
+            try cache.save()
+            try cache.save()
+            let after = cache.statistics
+            #expect(after.segmentBytes < before.segmentBytes)
+            #expect(after.deadBytes * 2 <= after.segmentBytes)
+            for i in 0 ..< 2000 {
+                let expected = compressible(1024, seed: i < 1600 ? 10_000 + i : i)
+                #expect(cache.data(forKey: "long\(i)") == expected)
+            }
+            #expect(cache.data(forKey: "short5") == nil)
+            cache.checkInvariants()
+            cache.abandonForTesting()
+        }
+        let cache = try Kache(directory: dir.url, configuration: configuration)
+        for i in stride(from: 0, to: 2000, by: 7) {
+            #expect(cache.data(forKey: "long\(i)") == compressible(1024, seed: i < 1600 ? 10_000 + i : i))
+        }
+        #expect(cache.data(forKey: "short5") == nil)
+        #expect(cache.statistics.entries == 2001)
+    }
+
+    @Test func aDirectoryWrittenWithAFilePerEntryOpensWithSegmentsAndBack() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock, filePerEntry: true))
+            for i in 0 ..< 20 { try cache.set(compressible(300, seed: i), forKey: "old\(i)", ttl: .seconds(3600)) }
+            try cache.close()
+        }
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+            for i in 0 ..< 20 { #expect(cache.data(forKey: "old\(i)") == compressible(300, seed: i)) }
+            try cache.set(Data("new".utf8), forKey: "old3", ttl: .seconds(3600))
+            for i in 0 ..< 20 { try cache.set(compressible(300, seed: 100 + i), forKey: "new\(i)", ttl: .seconds(3600)) }
+            cache.removeValue(forKey: "old4")
+            cache.abandonForTesting()
+        }
+        // The old layout's file of "old3" went when its segment record landed.
+        #expect(dir.entryFiles().count == 18)
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock, filePerEntry: true))
+        #expect(cache.data(forKey: "old3") == Data("new".utf8))
+        #expect(cache.data(forKey: "old4") == nil)
+        #expect(cache.data(forKey: "old5") == compressible(300, seed: 5))
+        #expect(cache.data(forKey: "new19") == compressible(300, seed: 119))
+        #expect(cache.statistics.entries == 39)
+    }
+
+    @Test func concurrentFsyncWritersShareFlushesAndLoseNothing() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.fsync))
+            DispatchQueue.concurrentPerform(iterations: 4) { thread in
+                for i in 0 ..< 100 { try! cache.set(compressible(200, seed: thread * 1000 + i), forKey: "t\(thread)-\(i)", ttl: .seconds(3600)) }
+            }
+            cache.abandonForTesting()
+        }
+        let cache = try Kache(directory: dir.url, configuration: .testing(.fsync))
+        for thread in 0 ..< 4 {
+            for i in 0 ..< 100 { #expect(cache.data(forKey: "t\(thread)-\(i)") == compressible(200, seed: thread * 1000 + i)) }
+        }
+    }
+
+    @Test func theScanFindsRecordsAfterGarbageAndStopsAtATornOne() {
+        func record(_ key: String, _ sequence: UInt64) -> Data {
+            var draft = EntryFile.draft(
+                name: EntryName(space: "", key: key), kind: .plain, payload: compressible(100), expiry: 1, compressionThreshold: 64
+            )
+            draft.seal(sequence: sequence)
+            return draft.bytes
+        }
+        let a = record("a", 1), b = record("b", 2), c = record("c", 3)
+        var bytes = a + Data(repeating: 0xAB, count: 37) + b + c.prefix(c.count - 5)
+        let scan = SegmentStore.scan(bytes)
+        #expect(scan.records.map(\.header.key) == ["a", "b"])
+        #expect(scan.validLength == a.count + 37 + b.count)
+        #expect(scan.damagedRanges == [a.count ..< a.count + 37])
+        bytes = Data()
+        #expect(SegmentStore.scan(bytes).records.isEmpty)
+    }
+}
