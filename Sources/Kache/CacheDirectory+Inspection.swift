@@ -21,15 +21,18 @@ extension CacheDirectory {
         public var expiry: Date
         /// Its write order within the directory.
         public var sequence: UInt64
-        /// Its file, relative to the cache directory (`objects/xx/…`).
+        /// Its file, relative to the cache directory: `objects/xx/…` for a file
+        /// of its own, `segments/….seg` for a record in a segment.
         public var file: String
+        /// Where its record starts in that segment file; nil for a file of its own.
+        public var offset: Int?
 
         /// Whether its time is up at `now`.
         public func isExpired(at now: Date) -> Bool {
             Timestamp(now) >= Timestamp(expiry)
         }
 
-        init(header: EntryFile.Header, fileLength: Int, file: String) {
+        init(header: EntryFile.Header, fileLength: Int, file: String, location: RecordLocation? = nil) {
             key = header.key
             keySpace = header.space
             kind = KeySpaceStatistics.Kind(header.kind)
@@ -39,6 +42,7 @@ extension CacheDirectory {
             expiry = header.expiry.date
             sequence = header.sequence
             self.file = file
+            offset = location.flatMap { $0.isOwnFile ? nil : Int($0.offset) }
         }
 
         init(saved entry: Manifest.Entry, in space: Manifest.Space) {
@@ -51,7 +55,12 @@ extension CacheDirectory {
             fileSize = entry.fileSize
             expiry = entry.expiry.date
             sequence = entry.sequence
-            file = "\(DiskStore.objectsFolder)/\(name.shard)/\(name.fileName)"
+            if entry.segment == 0 {
+                file = "\(DiskStore.objectsFolder)/\(name.shard)/\(name.fileName)"
+            } else {
+                file = "\(DiskStore.segmentsFolder)/\(SegmentStore.fileName(entry.segment))"
+                offset = Int(entry.offset)
+            }
         }
     }
 
@@ -89,6 +98,24 @@ extension CacheDirectory {
         public var rawBytes: Int
         /// Bytes of its entries' files.
         public var bytesOnDisk: Int
+    }
+
+    /// One segment file: how much of it still holds live entries.
+    public struct SegmentSummary: Sendable, Equatable, Codable {
+        /// Its path relative to the cache directory (`segments/….seg`).
+        public var file: String
+        /// Its length in bytes.
+        public var bytes: Int
+        /// Bytes of records that hold an entry of the index, and how many.
+        public var liveBytes: Int
+        public var liveRecords: Int
+        /// Bytes past its last whole record, which the next writer cuts off.
+        public var tornTailBytes: Int
+
+        /// Bytes that hold nothing live (replaced, removed, expired or evicted records, tombstones).
+        public var deadBytes: Int { bytes - liveBytes }
+        /// The dead fraction of the file.
+        public var fragmentation: Double { bytes == 0 ? 0 : Double(deadBytes) / Double(bytes) }
     }
 
     /// Live entries by how soon they expire (each bucket excludes the shorter ones).
@@ -174,6 +201,10 @@ extension CacheDirectory {
         /// What the whole directory occupies, as `du -s` counts it: entry files,
         /// manifest, lock, quarantine and the folders themselves.
         public var directoryBytes: Int
+        /// The segment files, with the live and dead bytes of each.
+        public var segments: [SegmentSummary]
+        /// Bytes of segment records that hold no live entry, over all segment files.
+        public var deadBytes: Int
         /// The disk budget the writer last saved in the manifest, nil when none
         /// (or no manifest); `directoryBytes` is what it limits.
         public var diskBudget: Int?
@@ -271,6 +302,19 @@ extension CacheDirectory {
             if expiry <= nowStamp { spaces[spaceIndex].expired += 1 }
         }
         let entries = index.entries.map(\.entry)
+        let ownFiles = scan.files.filter(\.location.isOwnFile)
+        let allocated = ownFiles.reduce(0) { $0 + $1.allocatedBytes } + scan.segments.reduce(0) { $0 + $1.allocatedBytes }
+        var live: [String: (bytes: Int, records: Int)] = [:]
+        for entry in entries where entry.offset != nil {
+            live[entry.file, default: (0, 0)].bytes += entry.fileSize
+            live[entry.file, default: (0, 0)].records += 1
+        }
+        let segments = scan.segments.map { segment in
+            SegmentSummary(
+                file: segment.file, bytes: segment.length, liveBytes: live[segment.file]?.bytes ?? 0,
+                liveRecords: live[segment.file]?.records ?? 0, tornTailBytes: segment.tornTailBytes
+            )
+        }
         let largestEntries = entries.sorted { a, b in
             a.size != b.size ? a.size > b.size : a.sequence < b.sequence
         }.prefix(max(0, largest))
@@ -291,10 +335,12 @@ extension CacheDirectory {
             rawBytes: rawBytes,
             storedBytes: storedBytes,
             compressionRatio: storedBytes == 0 ? 1 : Double(rawBytes) / Double(storedBytes),
-            filesOnDisk: scan.files.count,
-            bytesOnDisk: scan.files.reduce(0) { $0 + $1.fileLength },
-            allocatedBytes: scan.files.reduce(0) { $0 + $1.allocatedBytes },
-            directoryBytes: scan.files.reduce(0) { $0 + $1.allocatedBytes } + DiskStore.footprint(of: root) + allocation(of: DiskStore.manifestFile),
+            filesOnDisk: ownFiles.count + scan.segments.count,
+            bytesOnDisk: ownFiles.reduce(0) { $0 + $1.fileLength } + scan.segments.reduce(0) { $0 + $1.length },
+            allocatedBytes: allocated,
+            directoryBytes: allocated + DiskStore.footprint(of: root) + allocation(of: DiskStore.manifestFile),
+            segments: segments,
+            deadBytes: segments.reduce(0) { $0 + $1.deadBytes },
             diskBudget: manifest?.diskBudget,
             unindexedFiles: index.unindexedFiles,
             damagedFiles: scan.damaged,
@@ -348,23 +394,27 @@ struct IndexBuilder {
                     entries.append((restored, index, entry.expiry))
                 }
             }
-            unindexedFiles = files.count(where: { !listed.contains($0.file) })
+            unindexedFiles = files.count(where: { $0.location.isOwnFile && !listed.contains($0.file) })
         } else {
-            for file in files.sorted(by: { $0.header.sequence < $1.header.sequence }) {
-                let header = file.header
-                let index: Int
-                if let existing = spaceIndex[header.space] {
-                    guard spaces[existing].kind == header.kind else {
-                        unindexedFiles += 1
-                        continue
-                    }
-                    index = existing
-                } else {
-                    addSpace(Manifest.Space(name: header.space, kind: header.kind, capacity: .max, counters: KeySpaceCounters(), entries: []))
-                    index = spaces.count - 1
-                }
-                entries.append((CacheDirectory.Entry(header: header, fileLength: file.fileLength, file: file.file), index, header.expiry))
+            // The engine's own rebuild after a crash: the checkpoint rule, tombstones, newest version wins.
+            var state = StoreState(memoryLimit: 0, keepsFiles: true)
+            for space in spaces.dropFirst() {
+                _ = try? state.keySpace(named: space.name, kind: space.kind, capacity: space.capacity)
             }
+            _ = state.restore(found: files.map(\.record), checkpoint: manifest)
+            var byVersion: [String: FoundFile] = [:]
+            for file in files { byVersion["\(file.header.space)\u{0}\(file.header.key)\u{0}\(file.header.sequence)"] = file }
+            for space in state.spaces {
+                if spaceIndex[space.name] == nil {
+                    addSpace(Manifest.Space(name: space.name, kind: space.kind, capacity: .max, counters: KeySpaceCounters(), entries: []))
+                }
+                let index = spaceIndex[space.name]!
+                for (key, record) in space.entries {
+                    guard let file = byVersion["\(space.name)\u{0}\(key)\u{0}\(record.sequence)"] else { continue }
+                    entries.append((CacheDirectory.Entry(header: file.header, fileLength: file.fileLength, file: file.file, location: record.location), index, record.expiry))
+                }
+            }
+            unindexedFiles = files.count(where: { $0.location.isOwnFile }) - entries.count(where: { $0.entry.offset == nil })
         }
         entries.sort { $0.entry.sequence < $1.entry.sequence }
     }

@@ -105,14 +105,30 @@ extension CacheDirectory {
 
 // MARK: - Entry files
 
-/// One entry file as the scan found it.
+/// One record as the scan found it: a file of its own, or one record of a segment file.
 struct FoundFile: Sendable {
     var header: EntryFile.Header
     var fileLength: Int
-    /// Bytes the file system allocated for it (whole blocks, as `du` counts).
+    /// Bytes the file system allocated for it (whole blocks, as `du` counts);
+    /// a segment record's own length.
     var allocatedBytes: Int
     /// Its path relative to the cache directory.
     var file: String
+    /// Where it is (segment 0: a file of its own).
+    var location: RecordLocation
+
+    var record: StoreState.FoundRecord { StoreState.FoundRecord(header: header, location: location) }
+}
+
+/// One segment file as the scan found it.
+struct FoundSegment: Sendable {
+    var id: UInt32
+    /// Its path relative to the cache directory.
+    var file: String
+    var length: Int
+    var allocatedBytes: Int
+    /// Bytes past the last whole record (a torn append a crash left; the next writer cuts them).
+    var tornTailBytes: Int
 }
 
 /// Every entry file under `objects/`.
@@ -126,6 +142,8 @@ struct ObjectScan: Sendable {
     var bytesRead = 0
     /// Files being written in the shard folders (or left there by a crash).
     var temporaryFiles = 0
+    /// The segment files.
+    var segments: [FoundSegment] = []
 }
 
 /// Reading one entry file whole, read-only, and checking it.
@@ -221,8 +239,10 @@ extension CacheDirectory {
                 $0.scan.temporaryFiles += scan.temporaryFiles
             }
         }
-        let (scan, error) = result.withLock { $0 }
+        let (found, error) = result.withLock { $0 }
         if let error { throw error }
+        var scan = found
+        try scanSegments(into: &scan)
         var sorted = scan
         sorted.damaged.sort { $0.file < $1.file }
         sorted.unreadable.sort { $0.file < $1.file }
@@ -268,6 +288,86 @@ extension CacheDirectory {
         }
         var info = stat()
         let allocated = lstat(fullPath, &info) == 0 ? Int(info.st_blocks) * 512 : found.length
-        scan.files.append(FoundFile(header: found.header, fileLength: found.length, allocatedBytes: allocated, file: relative))
+        scan.files.append(FoundFile(
+            header: found.header, fileLength: found.length, allocatedBytes: allocated, file: relative,
+            location: RecordLocation(segment: 0, offset: 0, length: found.length)
+        ))
+    }
+
+    /// Reads every segment file whole, read-only, and lists its records with
+    /// the engine's own segment scan (`SegmentStore.scan`: every checksum
+    /// verified, damaged runs skipped, a torn tail noted).
+    private func scanSegments(into scan: inout ObjectScan) throws(CacheDirectoryError) {
+        for name in try listing(DiskStore.segmentsFolder).sorted() {
+            guard let id = SegmentStore.id(ofFileName: name) else { continue }
+            let relative = "\(DiskStore.segmentsFolder)/\(name)"
+            let bytes: Data
+            switch CacheDirectory.readWhole(path: path(relative)) {
+            case .missing:
+                continue
+            case let .unreadable(code):
+                scan.unreadable.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
+                continue
+            case let .bytes(data):
+                bytes = data
+            }
+            let found = SegmentStore.scan(bytes)
+            scan.bytesRead += bytes.count
+            for range in found.damagedRanges {
+                scan.damaged.append(DamagedFile(file: relative, reason: "bytes \(range.lowerBound)..<\(range.upperBound) are not valid records"))
+            }
+            for record in found.records {
+                scan.files.append(FoundFile(
+                    header: record.header, fileLength: record.length, allocatedBytes: record.length, file: relative,
+                    location: RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
+                ))
+            }
+            scan.segments.append(FoundSegment(
+                id: id, file: relative, length: bytes.count, allocatedBytes: allocation(of: relative),
+                tornTailBytes: bytes.count - found.validLength
+            ))
+        }
+    }
+
+    enum WholeRead {
+        case bytes(Data)
+        case missing
+        case unreadable(Int32)
+    }
+
+    /// Reads a file whole, read-only, refusing a symbolic link in its place.
+    static func readWhole(path: String) -> WholeRead {
+        let fd = DiskStore.openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return errno == ENOENT ? .missing : .unreadable(errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .unreadable(errno) }
+        var bytes = Data(count: Int(info.st_size))
+        let got = bytes.withUnsafeMutableBytes { DiskStore.readFully(fd, path: path, at: 0, into: $0) }
+        guard got >= 0 else { return .unreadable(errno) }
+        bytes.count = got
+        return .bytes(bytes)
+    }
+
+    /// Reads and verifies the record of `entry` (its own file or its place in a segment).
+    func readRecord(of entry: Entry) -> EntryFileCheck.Outcome {
+        guard let offset = entry.offset else { return EntryFileCheck.readWhole(path: path(entry.file)) }
+        switch CacheDirectory.readWhole(path: path(entry.file)) {
+        case .missing:
+            return .missing
+        case let .unreadable(code):
+            return .unreadable(code)
+        case let .bytes(bytes):
+            guard offset + entry.fileSize <= bytes.count else { return .damaged(EntryFile.Damage.truncated(length: bytes.count - offset).description) }
+            let decoded = bytes.withUnsafeBytes { raw in
+                Result { () throws(EntryFile.Damage) in
+                    try EntryFile.decode(UnsafeRawBufferPointer(rebasing: raw[offset ..< offset + entry.fileSize]))
+                }
+            }
+            switch decoded {
+            case let .success((header, payload)): return .entry(header, payload: payload, fileLength: entry.fileSize)
+            case let .failure(damage): return .damaged(damage.description)
+            }
+        }
     }
 }

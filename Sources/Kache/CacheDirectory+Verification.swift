@@ -109,7 +109,10 @@ extension CacheDirectory {
 
     /// Entries a current manifest lists whose file is missing or holds another version.
     private func disagreements(between manifest: Manifest, and scan: ObjectScan) -> [Problem] {
-        let files = Dictionary(scan.files.map { ($0.file, $0.header.sequence) }, uniquingKeysWith: { first, _ in first })
+        let files = Dictionary(
+            scan.files.filter(\.location.isOwnFile).map { ($0.file, $0.header.sequence) }, uniquingKeysWith: { first, _ in first }
+        )
+        let records = Set(scan.files.filter { !$0.location.isOwnFile }.map { "\($0.header.space)\u{0}\($0.header.key)\u{0}\($0.header.sequence)" })
         let damaged = Set((scan.damaged + scan.unreadable).map(\.file))
         var problems: [Problem] = []
         for space in manifest.spaces {
@@ -117,6 +120,15 @@ extension CacheDirectory {
                 let entry = Entry(saved: saved, in: space)
                 guard !damaged.contains(entry.file) else { continue }
                 let owner = space.name.isEmpty ? "top-level key" : "key in \(space.name)"
+                if entry.offset != nil {
+                    if !records.contains("\(space.name)\u{0}\(saved.key)\u{0}\(saved.sequence)") {
+                        problems.append(Problem(
+                            kind: .missingFile, file: entry.file,
+                            reason: "the manifest lists \(owner) \"\(entry.key.prefix(80))\" in this segment, but its record is missing"
+                        ))
+                    }
+                    continue
+                }
                 switch files[entry.file] {
                 case nil:
                     problems.append(Problem(
@@ -177,7 +189,11 @@ extension CacheDirectory {
         disk.noteChange()
         disk.removeTemporaryFiles()
         var moved: [String] = []
-        for damaged in scan.damaged where disk.quarantine(path: path(damaged.file), inode: 0) != nil {
+        // A segment's damaged runs stay where they are: its other records are
+        // live. They count as dead bytes, and compaction leaves them behind.
+        for damaged in scan.damaged where !damaged.file.hasPrefix(DiskStore.segmentsFolder + "/")
+            && disk.quarantine(path: path(damaged.file), inode: 0) != nil
+        {
             moved.append(damaged.file)
         }
         if read.damage != nil, disk.quarantine(path: path(DiskStore.manifestFile), inode: 0) != nil {
@@ -202,10 +218,13 @@ extension CacheDirectory {
     static func manifest(rebuiltFrom files: [FoundFile], keepingKeySpacesOf old: Manifest?) -> Manifest {
         let index = IndexBuilder(manifest: old, useManifestEntries: false, files: files)
         var spaces = index.spaces
-        var nextSequence = old?.nextSequence ?? 1
+        // Every record found is covered: the new manifest lists the live ones, the others are dead.
+        var nextSequence = files.reduce(old?.nextSequence ?? 1) { max($0, $1.header.sequence + 1) }
         for (entry, space, expiry) in index.entries {
+            let segment = entry.offset == nil ? 0 : SegmentStore.id(ofFileName: (entry.file as NSString).lastPathComponent) ?? 0
             spaces[space].entries.append(Manifest.Entry(
-                key: entry.key, expiry: expiry, sequence: entry.sequence, rawSize: entry.size, fileSize: entry.fileSize
+                key: entry.key, expiry: expiry, sequence: entry.sequence, rawSize: entry.size, fileSize: entry.fileSize,
+                segment: segment, offset: UInt32(entry.offset ?? 0), diskSequence: entry.sequence
             ))
             nextSequence = max(nextSequence, entry.sequence + 1)
         }

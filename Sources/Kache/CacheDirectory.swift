@@ -50,16 +50,6 @@ public struct CacheDirectory: Sendable {
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw .notACacheDirectory(path: root, reason: "its \(DiskStore.objectsFolder) is not a folder")
         }
-        // Until the tools read segment files, refuse rather than misread: a
-        // repair that rebuilt the manifest from `objects/` alone would drop
-        // every entry held in a segment.
-        let segments = (try? DiskStore.listFolder(path(DiskStore.segmentsFolder))) ?? []
-        if segments.contains(where: { SegmentStore.id(ofFileName: $0) != nil }) {
-            throw .unsupportedLayout(
-                path: root,
-                reason: "it holds segment files (segmentThreshold > 0), which this version of the kache tools does not read yet; open it with the library instead"
-            )
-        }
     }
 
     /// The absolute path of `relative` inside the directory.
@@ -114,11 +104,30 @@ public struct CacheDirectory: Sendable {
     /// directory in `async` durability, a value it set in the last moments may
     /// not be in its file yet.
     /// - Throws: ``CacheDirectoryError/io(path:reason:)`` when the file exists but can't be read.
-    /// - Complexity: O(n) in the file's length; one open and one read.
+    /// - Complexity: O(n) in the file's length; one open and one read. With
+    ///   segment files, the index is read first (the manifest when it is
+    ///   current, else every record's header), since a key's records may be
+    ///   in several places.
     public func lookUp(key: String, inKeySpace space: String = "", now: Date = Date()) throws(CacheDirectoryError) -> Lookup {
         let name = EntryName(space: space, key: key)
-        let relative = "\(DiskStore.objectsFolder)/\(name.shard)/\(name.fileName)"
-        switch EntryFileCheck.readWhole(path: path(relative)) {
+        var relative = "\(DiskStore.objectsFolder)/\(name.shard)/\(name.fileName)"
+        var outcome: EntryFileCheck.Outcome
+        var offset: Int?
+        let segments = try listing(DiskStore.segmentsFolder).contains { SegmentStore.id(ofFileName: $0) != nil }
+        if segments {
+            // Records of one key may be in several places: the index says which is the live one.
+            let (read, scan) = try consistentRead(checksums: false)
+            let index = IndexBuilder(manifest: try read.decoded(), useManifestEntries: read.isCurrent, files: scan.files)
+            guard let entry = index.entries.first(where: { $0.entry.key == name.canonicalKey && $0.entry.keySpace == space })?.entry else {
+                return .missing
+            }
+            relative = entry.file
+            offset = entry.offset
+            outcome = readRecord(of: entry)
+        } else {
+            outcome = EntryFileCheck.readWhole(path: path(relative))
+        }
+        switch outcome {
         case .missing:
             return .missing
         case let .unreadable(code):
@@ -129,7 +138,8 @@ public struct CacheDirectory: Sendable {
             guard header.key == name.canonicalKey, header.space == space else {
                 return .damaged(file: relative, reason: EntryFile.Damage.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key).description)
             }
-            let entry = Entry(header: header, fileLength: fileLength, file: relative)
+            var entry = Entry(header: header, fileLength: fileLength, file: relative)
+            entry.offset = offset
             return header.expiry > Timestamp(now) ? .found(payload, entry) : .expired(entry)
         }
     }
@@ -147,8 +157,6 @@ public enum CacheDirectoryError: Error, Sendable, Equatable, CustomStringConvert
     case locked(path: String, holderPID: Int32?)
     /// A file or folder could not be read, listed or changed.
     case io(path: String, reason: String)
-    /// The directory is a cache in a layout these tools don't read yet.
-    case unsupportedLayout(path: String, reason: String)
 
     /// A sentence that says what happened.
     public var description: String {
@@ -164,8 +172,6 @@ public enum CacheDirectoryError: Error, Sendable, Equatable, CustomStringConvert
             return "The cache directory \(path) is locked by \(holder), which is writing to it."
         case let .io(path, reason):
             return "\(path) could not be read: \(reason)."
-        case let .unsupportedLayout(path, reason):
-            return "\(path) can't be examined by this version: \(reason)."
         }
     }
 }

@@ -619,21 +619,6 @@ final class DiskStore: Sendable {
         }
     }
 
-    /// Runs `body` while no change is under way, as `withChangesPaused`; does
-    /// nothing once the cache is closing. Call outside any change.
-    func withChangesPausedUnlessClosing(_ body: () -> Void) {
-        pauser.withLock { _ in
-            guard !isClosing.load(ordering: .sequentiallyConsistent) else { return }
-            isPaused.store(true, ordering: .sequentiallyConsistent)
-            defer { isPaused.store(false, ordering: .sequentiallyConsistent) }
-            while changesUnderWay.load(ordering: .sequentiallyConsistent) > 0 {
-                if isClosing.load(ordering: .sequentiallyConsistent) { return }
-                usleep(50)
-            }
-            body()
-        }
-    }
-
     /// Ends a change begun with `beginChange()`.
     func endChange() {
         changesUnderWay.wrappingSubtract(1, ordering: .sequentiallyConsistent)

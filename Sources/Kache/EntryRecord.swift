@@ -25,6 +25,9 @@ struct EntryRecord: Sendable {
     /// and the offset in it, or segment 0 for a file of its own.
     var segment: UInt32 = 0
     var offset: UInt32 = 0
+    /// The sequence of the version at that location: `sequence` once written,
+    /// an older version's while a newer one is pending.
+    var diskSequence: UInt64 = 0
 
     /// The location of the version on disk, nil when there is none yet.
     var location: RecordLocation? {

@@ -314,7 +314,13 @@ public final class Kache: Sendable {
     func fetch(space ref: KeySpace.Ref, key: String, insideChange: Bool = false) -> Data? {
         let space = ref.index
         let now = clock.nanosecondsSince1970()
-        switch store.withLock({ $0.lookup(space: space, key: key, now: now) }) {
+        let segments = persister?.segments
+        let (lookup, file) = store.withLock { state in
+            let lookup = state.lookup(space: space, key: key, now: now)
+            guard case let .onDisk(_, location) = lookup, !location.isOwnFile else { return (lookup, nil as SegmentStore.SegmentFile?) }
+            return (lookup, segments?.file(location.segment))
+        }
+        switch lookup {
         case let .hit(value):
             return value
         case .miss:
@@ -323,7 +329,7 @@ public final class Kache: Sendable {
             guard let persister else { return nil }
             return persister.read(
                 space: space, key: key, name: EntryName(space: ref.name, key: key), sequence: sequence, location: location,
-                maximumLength: maximumFileLength, insideChange: insideChange
+                file: file, maximumLength: maximumFileLength, insideChange: insideChange
             )
         }
     }

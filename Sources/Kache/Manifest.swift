@@ -10,7 +10,9 @@ import Foundation
 /// per space: name (u16 length + UTF-8) · kind u8 · capacity i64
 ///            evictions u64 · expirations u64 · pushes u64 · pops u64 · entryCount u32
 ///   per entry: key (u16 length + UTF-8) · expiry i64 · sequence u64 · rawSize u32 · fileSize u32
-///              segment u32 · offset u32 (version 2; segment 0: a file of its own)
+///              segment u32 · offset u32 · diskSequence u64 (version 2; segment 0: a file of
+///              its own; diskSequence: the version at that location, older than
+///              `sequence` while the newer one was still being written)
 /// ```
 ///
 /// `nextSequence` is also the checkpoint: every record with a lower sequence
@@ -33,6 +35,8 @@ struct Manifest: Sendable, Equatable {
         var fileSize: Int
         var segment: UInt32 = 0
         var offset: UInt32 = 0
+        /// The version at `segment`/`offset`; `sequence` unless a newer one was still being written.
+        var diskSequence: UInt64 = 0
 
         var location: RecordLocation { RecordLocation(segment: segment, offset: offset, length: fileSize) }
     }
@@ -55,7 +59,7 @@ struct Manifest: Sendable, Equatable {
     static let version: UInt16 = 2
     private static let checksumOffset = 4
     private static let bodyOffset = 12
-    private static func smallestEntry(version: UInt16) -> Int { version == 1 ? 2 + 8 + 8 + 4 + 4 : 2 + 8 + 8 + 4 + 4 + 4 + 4 }
+    private static func smallestEntry(version: UInt16) -> Int { version == 1 ? 2 + 8 + 8 + 4 + 4 : 2 + 8 + 8 + 4 + 4 + 4 + 4 + 8 }
     private static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
 
     var savedAt: Timestamp
@@ -67,7 +71,7 @@ struct Manifest: Sendable, Equatable {
     /// The length of `encoded()` for key spaces whose names take
     /// `spaceNameBytes` in all, holding `entries` entries whose keys take `keyBytes`.
     static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int) -> Int {
-        44 + spaces * 47 + spaceNameBytes + entries * 34 + keyBytes
+        44 + spaces * 47 + spaceNameBytes + entries * 42 + keyBytes
     }
 
     /// The manifest's bytes.
@@ -99,6 +103,7 @@ struct Manifest: Sendable, Equatable {
                 out.write(UInt32(clamping: entry.fileSize))
                 out.write(entry.segment)
                 out.write(entry.offset)
+                out.write(entry.diskSequence)
             }
         }
         var bytes = out
@@ -151,9 +156,11 @@ struct Manifest: Sendable, Equatable {
                         key: key, expiry: try reader.read(), sequence: try reader.read(),
                         rawSize: Int(try reader.read(UInt32.self)), fileSize: Int(try reader.read(UInt32.self))
                     )
+                    entry.diskSequence = entry.sequence
                     if version >= 2 {
                         entry.segment = try reader.read()
                         entry.offset = try reader.read()
+                        entry.diskSequence = try reader.read()
                     }
                     entries.append(entry)
                 }

@@ -210,7 +210,9 @@ struct Persister: Sendable {
 
     /// Reads and verifies the record at `location` (a file of its own, or
     /// one `pread` in a segment), checking that it holds this very key.
-    func readRecord(_ name: EntryName, at location: RecordLocation, maximumLength: Int) -> RecordRead {
+    /// `file`: the segment file, taken under the store's lock together with
+    /// the location, so that it still reads if the file was deleted since.
+    func readRecord(_ name: EntryName, at location: RecordLocation, in file: SegmentStore.SegmentFile?, maximumLength: Int) -> RecordRead {
         if location.isOwnFile {
             switch disk.read(name, maximumLength: maximumLength) {
             case let .entry(header, payload): return .entry(header, payload: payload)
@@ -219,7 +221,7 @@ struct Persister: Sendable {
             case let .unreadable(code): return .unreadable(errno: code)
             }
         }
-        guard let file = segments.file(location.segment) else { return .missing }
+        guard let file, file.id == location.segment else { return .missing }
         guard let bytes = file.read(offset: Int(location.offset), length: location.length) else {
             return .unreadable(errno: errno)
         }
@@ -248,15 +250,22 @@ struct Persister: Sendable {
     /// (`EMFILE`, `EACCES`, `EIO`…) is not damage: the read is a miss, counted
     /// in `readErrors` and logged, and nothing changes.
     /// `insideChange`: the caller runs as a change under way already.
-    func read(space: Int, key: String, name: EntryName, sequence: UInt64, location: RecordLocation, maximumLength: Int, insideChange: Bool = false) -> Data? {
+    func read(
+        space: Int, key: String, name: EntryName, sequence: UInt64, location: RecordLocation, file: SegmentStore.SegmentFile?,
+        maximumLength: Int, insideChange: Bool = false
+    ) -> Data? {
         var location = location
+        var file = file
         // Compaction may move the record between the lookup and the read: look again, a few times.
         for _ in 0 ..< 4 {
-            let result = readRecord(name, at: location, maximumLength: maximumLength)
+            let result = readRecord(name, at: location, in: file, maximumLength: maximumLength)
             if case .missing = result, !location.isOwnFile,
-               let moved = store.withLock({ $0.currentLocation(space: space, key: key, sequence: sequence) }), moved != location
+               let (moved, movedFile) = store.withLock({ state in
+                   state.currentLocation(space: space, key: key, sequence: sequence).map { ($0, segments.file($0.segment)) }
+               }), moved != location
             {
                 location = moved
+                file = movedFile
                 continue
             }
             return settle(result, space: space, key: key, name: name, sequence: sequence, location: location, insideChange: insideChange)

@@ -109,7 +109,13 @@ extension Kache {
                 if store.withLock({ $0.isCurrent(space: space, key: oldest.key, sequence: oldest.sequence) }) { return nil }
                 continue
             }
-            let taken = store.withLock { $0.popOldest(space: space, now: now) }
+            let segments = persister?.segments
+            // The item's segment file is taken with it: reclaiming may delete the file once the item is out.
+            let (taken, file) = store.withLock { state in
+                let taken = state.popOldest(space: space, now: now)
+                let segment = taken.item?.removal.record.segment ?? 0
+                return (taken, segment == 0 ? nil : segments?.file(segment))
+            }
             discard(taken.expired)
             guard let (removal, value) = taken.item else { return nil }
             if let value {
@@ -117,7 +123,7 @@ extension Kache {
                 return value
             }
             // Only in its file: read it before the file is scheduled for deletion.
-            switch readRemoved(removal) {
+            switch readRemoved(removal, file: file) {
             case let .value(data):
                 discard([removal])
                 return data
@@ -141,11 +147,11 @@ extension Kache {
 
     /// Reads the file of an entry already taken out of the index (a popped
     /// Queue item). Call inside `changingFiles`.
-    private func readRemoved(_ removal: Removal) -> RemovedRead {
+    private func readRemoved(_ removal: Removal, file: SegmentStore.SegmentFile?) -> RemovedRead {
         guard let persister else { return .gone }
         let name = EntryName(space: removal.space, key: removal.key)
         guard let location = removal.record.location else { return .gone }
-        switch persister.readRecord(name, at: location, maximumLength: maximumFileLength) {
+        switch persister.readRecord(name, at: location, in: file, maximumLength: maximumFileLength) {
         case let .entry(header, payload) where header.sequence == removal.sequence:
             store.withLock { $0.counters.diskHits += 1 }
             return .value(payload)

@@ -101,20 +101,18 @@ final class Reclaimer: Sendable {
 
     /// Deletes the sealed, covered files that hold nothing live.
     ///
-    /// Decided and done while no change is under way: an append that took
-    /// its file before the file was sealed has landed (and counts as live)
-    /// by then, and a Queue pop reading a record it just took out of the
-    /// index has finished. (In `async` the writer thread runs this between
-    /// its batches, so none of its appends is in flight either.)
+    /// Decided under the store's lock, where the files are also retired: one
+    /// whose length shows an append not yet counted (a writer took it just
+    /// before it was sealed) is left for the next round, and a retired file
+    /// takes no more appends. Readers took their file under the same lock, so
+    /// one that looked up a record before stills reads it after the unlink.
     func deleteEmptyFiles() {
-        disk.withChangesPausedUnlessClosing {
-            let empty = store.withLock { state in
-                let ids = state.segments.emptyFiles()
-                for id in ids { state.segments.remove(id) }
-                return ids
-            }
-            segments.delete(empty)
+        let retired = store.withLock { state in
+            let ids = segments.retire(state.segments.emptyFiles()) { state.segments.length(of: $0) }
+            for id in ids { state.segments.remove(id) }
+            return ids
         }
+        segments.unlinkRetired(retired)
     }
 
     /// Copies the live records of the files most worth compacting forward.

@@ -76,6 +76,9 @@ struct SegmentLedger: Sendable {
         for id in ids where segments[id] != nil { segments[id]!.isSealed = true }
     }
 
+    /// The bytes counted in `id` so far.
+    func length(of id: UInt32) -> Int { segments[id]?.length ?? -1 }
+
     /// Forgets a deleted file.
     mutating func remove(_ id: UInt32) {
         guard let segment = segments.removeValue(forKey: id) else { return }

@@ -73,8 +73,9 @@ final class SegmentStore: Sendable {
         let id: UInt32
         let path: String
         let descriptor: Int32
-        /// Bytes in the file: where the next append goes.
-        fileprivate let appendState: Locked<Int>
+        /// Bytes in the file (where the next append goes), and whether it was
+        /// retired: taken out for deletion, so an append must go elsewhere.
+        fileprivate let appendState: Locked<(length: Int, isRetired: Bool)>
         /// Bytes known flushed to the device; the lock is held during the flush,
         /// so writers that arrive meanwhile share the next one (group commit).
         fileprivate let flushState: Locked<Int>
@@ -83,13 +84,13 @@ final class SegmentStore: Sendable {
             self.id = id
             self.path = path
             self.descriptor = descriptor
-            appendState = Locked(length)
+            appendState = Locked((length, false))
             flushState = Locked(length)
         }
 
         deinit { Glibc.close(descriptor) }
 
-        var length: Int { appendState.withLock { $0 } }
+        var length: Int { appendState.withLock { $0.length } }
 
         /// Reads `length` bytes at `offset`; the bytes read, or nil with `errno` set.
         func read(offset: Int, length: Int) -> Data? {
@@ -182,11 +183,13 @@ final class SegmentStore: Sendable {
         var sealed: [UInt32] = []
         while true {
             let file = try openFile(for: bucket, sealed: &sealed)
-            let outcome = try file.appendState.withLock { length throws(KacheError) -> Int? in
-                guard length == 0 || length + bytes.count <= maximumLength else { return nil }
-                try write(bytes, to: file, at: length)
-                length += bytes.count
-                return length - bytes.count
+            let outcome = try file.appendState.withLock { state throws(KacheError) -> Int? in
+                // A file retired meanwhile (it had just been sealed and emptied) takes nothing more.
+                guard !state.isRetired else { return nil }
+                guard state.length == 0 || state.length + bytes.count <= maximumLength else { return nil }
+                try write(bytes, to: file, at: state.length)
+                state.length += bytes.count
+                return state.length - bytes.count
             }
             guard let offset = outcome else {
                 seal(file.id, bucket: bucket)
@@ -312,6 +315,37 @@ final class SegmentStore: Sendable {
 
     // MARK: - Deleting
 
+    /// Takes out of use those of `ids` whose length is `expectedLength(id)`
+    /// (every byte appended to them is accounted for): no append reaches them
+    /// afterwards, and `file(_:)` no longer finds them. Readers that hold one
+    /// still read it. Call under the store's lock, with the ledger's lengths.
+    /// - Returns: the files retired, to `unlink` next.
+    func retire(_ ids: [UInt32], expectedLength: (UInt32) -> Int) -> [UInt32] {
+        table.withLock { table in
+            var retired: [UInt32] = []
+            for id in ids {
+                guard let file = table.files[id] else { continue }
+                let idle = file.appendState.withLock { state in
+                    guard state.length == expectedLength(id) else { return false }
+                    state.isRetired = true
+                    return true
+                }
+                guard idle else { continue }
+                table.files[id] = nil
+                for (bucket, open) in table.openByBucket where open == id { table.openByBucket[bucket] = nil }
+                retired.append(id)
+            }
+            return retired
+        }
+    }
+
+    /// Deletes retired files.
+    func unlinkRetired(_ ids: [UInt32]) {
+        guard !ids.isEmpty else { return }
+        for id in ids { unlink(path(of: id)) }
+        if syncsEveryWrite { DiskStore.syncFolder(folder) }
+    }
+
     /// Forgets the files and deletes them (readers that hold one still read it).
     func delete(_ ids: [UInt32]) {
         guard !ids.isEmpty else { return }
@@ -328,9 +362,9 @@ final class SegmentStore: Sendable {
     /// Cuts `id` to `length` bytes: a torn tail a crash left (only at open).
     func truncate(_ id: UInt32, to length: Int) {
         guard let file = file(id) else { return }
-        file.appendState.withLock { current in
-            guard length < current, ftruncate(file.descriptor, off_t(length)) == 0 else { return }
-            current = length
+        file.appendState.withLock { state in
+            guard length < state.length, ftruncate(file.descriptor, off_t(length)) == 0 else { return }
+            state.length = length
         }
         file.flushState.withLock { $0 = min($0, length) }
     }

@@ -13,7 +13,8 @@ extension StoreState {
                         Manifest.Entry(
                             key: key, expiry: record.expiry, sequence: record.sequence,
                             rawSize: record.rawSize, fileSize: record.fileSize,
-                            segment: record.segment, offset: record.offset
+                            segment: record.segment, offset: record.offset,
+                            diskSequence: record.fileSize > 0 ? record.diskSequence : record.sequence
                         )
                     }
                 )
@@ -66,7 +67,9 @@ extension StoreState {
             // Queue order is write order: restore by sequence.
             let entries = saved.kind == .queue ? saved.entries.sorted { $0.sequence < $1.sequence } : saved.entries
             for entry in entries {
-                restore(space: index, key: entry.key, expiry: entry.expiry, sequence: entry.sequence,
+                // A version still being written when the manifest was saved is not in its file: the one on disk is.
+                restore(space: index, key: entry.key, expiry: entry.expiry,
+                        sequence: entry.fileSize > 0 && entry.diskSequence != 0 ? entry.diskSequence : entry.sequence,
                         rawSize: entry.rawSize, location: entry.location)
             }
         }
@@ -80,7 +83,8 @@ extension StoreState {
 
     /// Restores entries from the records found on disk, when the manifest is
     /// stale or missing. `manifest` (if any) is the last checkpoint: a record
-    /// older than it is live only if it lists that very version; newer records
+    /// older than it is live only if it lists that very version (or names it
+    /// as the version on disk while a newer one was being written); newer records
     /// and tombstones are replayed, the newest version of each key winning. A
     /// key space not known yet is created with the kind its records say,
     /// unbounded until the application opens it again with a capacity.
@@ -88,11 +92,12 @@ extension StoreState {
     /// - Complexity: O(records log records).
     mutating func restore(found: [FoundRecord], checkpoint manifest: Manifest?) -> [FoundRecord] {
         let checkpoint = manifest?.nextSequence ?? 0
-        var listed: [String: [String: UInt64]] = [:]
+        // Per key, the version the manifest lists and the one it says was on disk.
+        var listed: [String: [String: (sequence: UInt64, onDisk: UInt64)]] = [:]
         for space in manifest?.spaces ?? [] {
-            var keys: [String: UInt64] = [:]
+            var keys: [String: (sequence: UInt64, onDisk: UInt64)] = [:]
             keys.reserveCapacity(space.entries.count)
-            for entry in space.entries { keys[entry.key] = entry.sequence }
+            for entry in space.entries { keys[entry.key] = (entry.sequence, entry.diskSequence) }
             listed[space.name] = keys
         }
         struct Name: Hashable { var space: String; var key: String }
@@ -101,7 +106,10 @@ extension StoreState {
         var dead: [FoundRecord] = []
         for record in found {
             let header = record.header
-            if header.sequence < checkpoint, header.isTombstone || listed[header.space]?[header.key] != header.sequence {
+            let versions = listed[header.space]?[header.key]
+            if header.sequence < checkpoint,
+               header.isTombstone || (versions?.sequence != header.sequence && versions?.onDisk != header.sequence)
+            {
                 if record.location.isOwnFile { dead.append(record) }
                 continue
             }

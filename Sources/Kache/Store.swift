@@ -164,7 +164,8 @@ struct StoreState: Sendable {
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
             isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0, charge: charge,
-            segment: spaces[space].entries[key]?.segment ?? 0, offset: spaces[space].entries[key]?.offset ?? 0
+            segment: spaces[space].entries[key]?.segment ?? 0, offset: spaces[space].entries[key]?.offset ?? 0,
+            diskSequence: spaces[space].entries[key]?.diskSequence ?? 0
         )
         let previous = spaces[space].upsert(key, record)
         budget.charged += charge - (previous?.charge ?? 0)
@@ -326,6 +327,7 @@ struct StoreState: Sendable {
         spaces[space].entries.values[index].fileSize = location.length
         spaces[space].entries.values[index].segment = location.segment
         spaces[space].entries.values[index].offset = location.offset
+        spaces[space].entries.values[index].diskSequence = sequence
         spaces[space].entries.values[index].isPendingWrite = false
         if memory.isOver { enforceMemoryBudget() }
         return old.fileSize > 0 && old.segment == 0 && !location.isOwnFile
@@ -366,7 +368,7 @@ struct StoreState: Sendable {
             expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil,
             isPendingWrite: false, fileSize: location.length,
             charge: location.isOwnFile ? budget.allocation(forLength: location.length) : location.length,
-            segment: location.segment, offset: location.offset
+            segment: location.segment, offset: location.offset, diskSequence: sequence
         )
         budget.charged += record.charge
         budget.keyBytes += key.utf8.count

@@ -63,8 +63,6 @@ struct CommandFailure: Error {
                 self.init(.locked, CommandFailure.lockedMessage(place, pid))
             case .io:
                 self.init(.ioFailure, error.description)
-            case let .unsupportedLayout(path, reason):
-                self.init(.notACacheDirectory, "\(path) can't be examined by this version: \(reason)")
             }
         case let error as KacheError:
             switch error {

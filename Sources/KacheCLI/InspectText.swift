@@ -32,6 +32,17 @@ struct InspectText {
         let ratio = String(format: "%.2f×", s.compressionRatio)
         facts.append(("bytes", "\(HumanReadable.bytes(s.rawBytes)) raw, \(HumanReadable.bytes(s.storedBytes)) stored (\(ratio) smaller)"))
         facts.append(("entry files", "\(s.filesOnDisk) files, \(HumanReadable.bytes(s.bytesOnDisk)) (\(HumanReadable.bytes(s.allocatedBytes)) allocated)"))
+        if !s.segments.isEmpty {
+            let bytes = s.segments.reduce(0) { $0 + $1.bytes }
+            let dead = bytes == 0 ? 0 : Double(s.deadBytes) / Double(bytes) * 100
+            let torn = s.segments.reduce(0) { $0 + $1.tornTailBytes }
+            facts.append((
+                "segments",
+                "\(s.segments.count) files, \(HumanReadable.bytes(bytes)): \(HumanReadable.bytes(bytes - s.deadBytes)) live, "
+                    + "\(HumanReadable.bytes(s.deadBytes)) dead (\(String(format: "%.1f", dead))% fragmentation)"
+                    + (torn > 0 ? ", \(HumanReadable.bytes(torn)) of torn tails" : "")
+            ))
+        }
         if let budget = s.diskBudget {
             let percent = Double(s.directoryBytes) / Double(budget) * 100
             facts.append(("disk budget", "\(HumanReadable.bytes(s.directoryBytes)) of \(HumanReadable.bytes(budget)) used (\(String(format: "%.1f", percent))%)"))
