@@ -199,7 +199,9 @@ extension CacheDirectory {
         if read.damage != nil, disk.quarantine(path: path(DiskStore.manifestFile), inode: 0) != nil {
             moved.append(DiskStore.manifestFile)
         }
-        let manifest = CacheDirectory.manifest(rebuiltFrom: scan.files, keepingKeySpacesOf: read.manifest)
+        let manifest = CacheDirectory.manifest(
+            rebuiltFrom: scan.files, keepingKeySpacesOf: read.manifest, unreadable: Set(scan.unreadable.map(\.file))
+        )
         do {
             try disk.writeManifest(manifest.encoded())
         } catch {
@@ -215,18 +217,30 @@ extension CacheDirectory {
     }
 
     /// A manifest listing every entry file, in the key spaces of `old` where their kinds agree.
-    static func manifest(rebuiltFrom files: [FoundFile], keepingKeySpacesOf old: Manifest?) -> Manifest {
+    ///
+    /// Its checkpoint covers every record found, so the records it does not
+    /// list count as dead from then on. With files that could not be read
+    /// (`unreadable`), it can't: it keeps the old checkpoint, and the old
+    /// manifest's lines for those files, so nothing in them is judged dead.
+    static func manifest(rebuiltFrom files: [FoundFile], keepingKeySpacesOf old: Manifest?, unreadable: Set<String> = []) -> Manifest {
         let index = IndexBuilder(manifest: old, useManifestEntries: false, files: files)
         var spaces = index.spaces
-        // Every record found is covered: the new manifest lists the live ones, the others are dead.
-        var nextSequence = files.reduce(old?.nextSequence ?? 1) { max($0, $1.header.sequence + 1) }
+        var nextSequence = unreadable.isEmpty ? files.reduce(old?.nextSequence ?? 1) { max($0, $1.header.sequence + 1) } : old?.nextSequence ?? 1
+        if !unreadable.isEmpty, let old {
+            for space in old.spaces {
+                guard let index = spaces.firstIndex(where: { $0.name == space.name && $0.kind == space.kind }) else { continue }
+                for entry in space.entries where unreadable.contains(Entry(saved: entry, in: space).file) {
+                    spaces[index].entries.append(entry)
+                }
+            }
+        }
         for (entry, space, expiry) in index.entries {
             let segment = entry.offset == nil ? 0 : SegmentStore.id(ofFileName: (entry.file as NSString).lastPathComponent) ?? 0
             spaces[space].entries.append(Manifest.Entry(
                 key: entry.key, expiry: expiry, sequence: entry.sequence, rawSize: entry.size, fileSize: entry.fileSize,
                 segment: segment, offset: UInt32(entry.offset ?? 0), diskSequence: entry.sequence
             ))
-            nextSequence = max(nextSequence, entry.sequence + 1)
+            if unreadable.isEmpty { nextSequence = max(nextSequence, entry.sequence + 1) }
         }
         return Manifest(savedAt: Timestamp(Date()), nextSequence: nextSequence, spaces: spaces)
     }
