@@ -8,7 +8,7 @@ import Testing
 @Suite("The append floor")
 struct AppendFloorTests {
     @Test func recordsAreAsLongAsKachesOwnForTheSameEntries() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kache-bench-append-\(UUID().uuidString)")
+        let folder = BenchProcess.scratchRoot.appendingPathComponent("kache-bench-append-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
 
@@ -28,7 +28,7 @@ struct AppendFloorTests {
     }
 
     @Test func appendWritesTimeEveryRecordAndReportTheBytes() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kache-bench-append-\(UUID().uuidString)")
+        let folder = BenchProcess.scratchRoot.appendingPathComponent("kache-bench-append-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let inputs = WorkloadInputs(sizes: .quick, seed: 42)
