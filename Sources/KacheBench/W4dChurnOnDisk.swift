@@ -26,15 +26,15 @@ struct W4dChurnOnDisk {
         let total = operations.keys.count
         let bytesSet = Double(operations.values.reduce(0) { $0 + $1.count })
         var recorder = FigureRecorder()
-        var configuration = context.configuration(durability)
+        // Each run gets a fresh simulated clock; this one is for the notes.
+        let configuration = context.configuration(durability)
 
         for run in 1...context.runs {
             let label = { (phase: String?) in context.label(.w4d, durability, run: run, phase: phase) }
             let inMemory = try churn(context.configuration(.memory, clock: ManualClock()), capacity: capacity, operations: operations, label: label("baseline"))
             try inMemory.cache.close()
 
-            configuration = context.configuration(durability, clock: ManualClock())
-            let onDisk = try churn(configuration, capacity: capacity, operations: operations, label: label(nil))
+            let onDisk = try churn(context.configuration(durability, clock: ManualClock()), capacity: capacity, operations: operations, label: label(nil))
             try onDisk.cache.save()
             let statistics = onDisk.cache.statistics
             recorder.record("sets/s", Double(total) / onDisk.seconds, unit: .perSecond)
