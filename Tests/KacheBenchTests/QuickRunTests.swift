@@ -175,7 +175,8 @@ struct QuickRunTests {
         let bench = try BenchProcess()
         defer { bench.cleanUp() }
         let kept = bench.scratch.appendingPathComponent("demo")
-        let outcome = try bench.run(["run", "--quick", "--runs", "2", "--workload", "W1", "--dir", kept.path, "--quiet"])
+        // A file per entry (--segment-threshold 0), so that the entries can be counted as files.
+        let outcome = try bench.run(["run", "--quick", "--runs", "2", "--workload", "W1", "--dir", kept.path, "--segment-threshold", "0", "--quiet"])
         #expect(outcome.status == 0, "\(outcome)")
         #expect(outcome.stdout.contains("kept"))
         #expect(FileManager.default.fileExists(atPath: kept.appendingPathComponent("manifest").path))
