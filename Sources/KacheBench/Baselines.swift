@@ -20,6 +20,14 @@ enum Baselines {
     static let lz4Decompress = "raw LZ4 decompress"
     /// The bookkeeping of the 2012 Kache for a Pool (W4).
     static let sortedArray = "sorted array (Kache 2012)"
+    /// The append floor of W1 and W8 in the disk modes: the same entries LZ4-compressed
+    /// into 48-byte-header records, appended to one file, then syncfs.
+    static let append = "LZ4 records appended to one file, then syncfs"
+    /// The baseline of W1 on several writer threads in fsync: the same run with
+    /// `segmentThreshold = 0`, every entry in a file of its own (the layout before segments).
+    static let filePerEntry = "segmentThreshold 0 (a file per entry)"
+    /// The baseline of W4d's sets: the same churn in `memory` durability.
+    static let churnInMemory = "W4 in memory"
 
     /// The rename floor's name with the folder flush that `save()` ends with.
     static func withSyncfs(_ name: String) -> String { name + ", then syncfs" }
@@ -60,6 +68,30 @@ enum Baselines {
         try syncFileSystem(of: folder)
         let synced = MonotonicClock.now()
         return (MonotonicClock.seconds(from: start, to: written), MonotonicClock.seconds(from: start, to: synced))
+    }
+
+    /// Times appending every value's record to one file in the fresh floor
+    /// folder `folder`, compression included, then `syncfs`. Returns the
+    /// seconds to the end of the `syncfs`, and the bytes appended (which
+    /// Kache's records of the same entries match).
+    static func appendWrites(
+        keys: [String], values: [Data], expiries: (Int) -> Int64, folder: String, progress: ProgressLine
+    ) throws -> (seconds: Double, bytes: Int) {
+        let path = folder + "/records"
+        let start = MonotonicClock.now()
+        let floor = try AppendBaseline(path: path)
+        for index in keys.indices {
+            try floor.append(values[index], forKey: keys[index], expiry: expiries(index))
+            if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 { progress.advance(by: ProgressLine.stride) }
+        }
+        try floor.close()
+        try syncFileSystem(of: folder)
+        return (MonotonicClock.seconds(from: start, to: MonotonicClock.now()), floor.bytesAppended)
+    }
+
+    /// The wall clock now, in nanoseconds since 1970, as a record's expiry counts time.
+    static func wallClockNanoseconds() -> Int64 {
+        Int64(Date().timeIntervalSince1970 * 1e9)
     }
 
     /// Times reading every key's file from a floor written (untimed) in

@@ -43,10 +43,21 @@ enum BenchCache {
         return usage
     }
 
+    /// Records what the directory costs beside what was set: the blocks it
+    /// occupies (as `du` counts them, folders and manifest included) over the
+    /// raw bytes of the values set, and the regular files in it.
+    static func recordFootprint(_ usage: FileTree.Usage, rawBytes: Int, into recorder: inout FigureRecorder) {
+        recorder.record("allocated ÷ raw bytes", Double(usage.allocatedBytes) / Double(rawBytes), unit: .ratio, higherIsBetter: false)
+        recorder.record("files in the directory", Double(usage.files), unit: .count, higherIsBetter: false)
+    }
+
     /// The note every result of a configuration carries.
     static func budgetNote(_ configuration: Kache.Configuration) -> String {
         var note = "memory budget \(Format.bytes(Double(configuration.memoryBudget)))"
         if let disk = configuration.diskBudget { note += ", disk budget \(Format.bytes(Double(disk)))" }
+        if configuration.segmentThreshold != Kache.Configuration().segmentThreshold {
+            note += ", segment threshold \(Format.bytes(Double(configuration.segmentThreshold)))"
+        }
         return note
     }
 }

@@ -11,6 +11,17 @@ struct BenchContext {
     let inputs: WorkloadInputs
     /// How long W4's sorted-array floor may run per capacity and run.
     let floorTimeLimit: Double
+    /// `--segment-threshold`, or nil for Kache's default.
+    var segmentThreshold: Int? = nil
+
+    /// The configuration of a workload in `durability`, with the run's segment threshold.
+    func configuration(
+        _ durability: Durability, memoryBudget: Int = BenchCache.roomyMemoryBudget, diskBudget: Int? = nil, clock: any WallClock = SystemClock()
+    ) -> Kache.Configuration {
+        var configuration = BenchCache.configuration(durability, memoryBudget: memoryBudget, diskBudget: diskBudget, clock: clock)
+        if let segmentThreshold { configuration.segmentThreshold = segmentThreshold }
+        return configuration
+    }
 
     /// "W2 read-hot · async · 2 threads · run 2/3", for the progress line.
     func label(_ workload: WorkloadID, _ durability: Durability, threads: Int = 1, variant: String? = nil, run: Int, phase: String? = nil) -> String {

@@ -13,6 +13,8 @@ struct BenchReport: Codable {
         var runs: Int
         var quick: Bool
         var seed: UInt64
+        /// `--segment-threshold`, or nil for Kache's default.
+        var segmentThreshold: Int?
         /// Where the cache directory was, and whether it was kept.
         var directory: String
         var directoryKept: Bool

@@ -75,6 +75,13 @@ struct FigureRecorder {
         }
     }
 
+    /// Lists the figure `name` without adding a sample, so that a run that
+    /// could not measure it shows it as "–" rather than leaving it out.
+    mutating func declare(_ name: String, unit: FigureUnit, higherIsBetter: Bool = true) {
+        guard !figures.contains(where: { $0.name == name }) else { return }
+        figures.append(Figure(name: name, unit: unit, higherIsBetter: higherIsBetter, samples: []))
+    }
+
     /// Adds this run's `value` of `baseline`, measured beside the figure `name`
     /// (which must have been recorded first).
     mutating func compare(_ name: String, with baseline: String, _ value: Double) {

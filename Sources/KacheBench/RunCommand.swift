@@ -15,6 +15,8 @@ struct RunCommand: ParsableCommand {
               kache-bench run --quick                          a smoke run of every workload, a few seconds each
               kache-bench run --workload W2,W3 --threads 1,2   the read workloads on one and two threads
               kache-bench run --workload W1 --durability sync,async --json w1.json
+              kache-bench run --workload W1 --durability fsync --threads 2   W1 on 2 writer threads beside a file per entry
+              kache-bench run --workload W8,W4d --segment-threshold 0      the small-entry workloads with today's layout
               kache-bench run --quick --json run.json --charts charts   the figures, and the charts drawn from them
             """
     )
@@ -32,7 +34,8 @@ struct RunCommand: ParsableCommand {
         let sizes = options.sizes
         let context = BenchContext(
             sizes: sizes, runs: options.runs, workspace: workspace, progress: progress,
-            inputs: WorkloadInputs(sizes: sizes, seed: options.seed), floorTimeLimit: options.floorTimeLimit
+            inputs: WorkloadInputs(sizes: sizes, seed: options.seed), floorTimeLimit: options.floorTimeLimit,
+            segmentThreshold: options.segmentThreshold
         )
         var results: [WorkloadResult] = []
         for durability in options.durability.modes {
@@ -46,7 +49,8 @@ struct RunCommand: ParsableCommand {
             options: BenchReport.Options(
                 workloads: options.workloads.workloads.map(\.rawValue), threads: options.threads.counts,
                 durability: options.durability.modes.map(\.rawValue), runs: options.runs, quick: options.quick,
-                seed: options.seed, directory: workspace.cacheDirectory.path, directoryKept: workspace.keepsCache
+                seed: options.seed, segmentThreshold: options.segmentThreshold,
+                directory: workspace.cacheDirectory.path, directoryKept: workspace.keepsCache
             ),
             machine: machine, sizes: sizes, results: results
         )
@@ -59,16 +63,22 @@ struct RunCommand: ParsableCommand {
         }
     }
 
-    /// Runs one workload in one mode: W2 and W3 at each thread count, the others on 1 thread.
+    /// Runs one workload in one mode: W2 and W3 at each thread count, the
+    /// others on 1 thread (W1 in fsync also at each count above 1).
     static func run(_ workload: WorkloadID, _ durability: Durability, threadCounts: [Int], context: BenchContext) throws -> [WorkloadResult] {
         switch workload {
-        case .w1: [try W1Load(context: context).run(durability)]
+        case .w1:
+            // Writer threads compete for the disk's flushes only in fsync, where group commit is the point.
+            [try W1Load(context: context).run(durability)]
+                + (durability == .fsync ? try threadCounts.filter { $0 > 1 }.map { try W1WriterThreads(context: context).run(durability, threads: $0) } : [])
         case .w2: try threadCounts.map { try W2ReadHot(context: context).run(durability, threads: $0) }
         case .w3: try threadCounts.map { try W3Mixed(context: context).run(durability, threads: $0) }
         case .w4: try W4Churn(context: context).run(durability)
         case .w5: [try W5Restart(context: context).run(durability)].compactMap { $0 }
         case .w6: try W6Blobs(context: context).run(durability)
         case .w7: [try W7Queue(context: context).run(durability)]
+        case .w8: [try W8ManySmall(context: context).run(durability)].compactMap { $0 }
+        case .w4d: [try W4dChurnOnDisk(context: context).run(durability)].compactMap { $0 }
         }
     }
 }

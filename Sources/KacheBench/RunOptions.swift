@@ -8,11 +8,17 @@ struct RunOptions: ParsableArguments {
     @Option(name: .customLong("workload"), help: "Workloads to run: W1,W2,… or all.")
     var workloads = WorkloadSelection.all
 
-    @Option(help: "Thread counts for W2 and W3 (the others always run on 1 thread), e.g. 1,2.")
+    @Option(help: ArgumentHelp(
+        "Thread counts for W2 and W3, e.g. 1,2; the others run on 1 thread.",
+        discussion: "In fsync durability, W1 also runs with each count above 1 as writer threads, beside the same run with --segment-threshold 0."
+    ))
     var threads = ThreadCounts([1])
 
     @Option(help: "Durability modes, one or more of memory, async, sync, fsync, e.g. async,sync.")
     var durability = DurabilitySelection([.async])
+
+    @Option(help: "Kache's segmentThreshold in bytes for every workload: records shorter than this are appended to segment files; 0 gives every entry a file of its own (default: Kache's own, 16 KiB).")
+    var segmentThreshold: Int?
 
     @Option(help: "Runs of each workload; figures are the median (min–max).")
     var runs = 3
@@ -41,12 +47,16 @@ struct RunOptions: ParsableArguments {
     func validate() throws {
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1 (it is \(runs))") }
         guard floorTimeLimit > 0 else { throw ValidationError("--floor-time-limit must be positive") }
+        if let segmentThreshold, segmentThreshold < 0 {
+            throw ValidationError("--segment-threshold must not be negative (it is \(segmentThreshold))")
+        }
     }
 
     var sizes: WorkloadSizes { quick ? .quick : .standard }
 }
 
-/// `--workload W1,W3` or `all`, in the order of WORKLOADS.md whatever the order given.
+/// `--workload W1,W3` or `all`, in the order of WORKLOADS.md whatever the
+/// order given, and in any case (`w4d` is W4d).
 struct WorkloadSelection: ExpressibleByArgument, CustomStringConvertible {
     var workloads: [WorkloadID]
 
@@ -63,7 +73,8 @@ struct WorkloadSelection: ExpressibleByArgument, CustomStringConvertible {
         }
         var chosen = Set<WorkloadID>()
         for item in argument.split(separator: ",") {
-            guard let workload = WorkloadID(rawValue: item.trimmingCharacters(in: .whitespaces).uppercased()) else { return nil }
+            let name = item.trimmingCharacters(in: .whitespaces).uppercased()
+            guard let workload = WorkloadID.allCases.first(where: { $0.rawValue.uppercased() == name }) else { return nil }
             chosen.insert(workload)
         }
         guard !chosen.isEmpty else { return nil }

@@ -8,14 +8,17 @@ import KacheWorkloads
 /// stops only when a final `save()` returns, so that write-behind can't hide
 /// the disk. Floors: the rename of the same values' files (with fsync in
 /// `fsync` durability), alone and followed by the syncfs `save()` ends with;
-/// in `memory` durability, the dictionary.
+/// the same entries' records appended to one file, then syncfs
+/// (``Baselines/append``); in `memory` durability, the dictionary. In the
+/// disk modes, also what the directory costs: allocated bytes ÷ raw bytes
+/// set, and files.
 struct W1Load {
     let context: BenchContext
 
     func run(_ durability: Durability) throws -> WorkloadResult {
         let keys = context.inputs.loadKeys
         let values = context.inputs.loadValues
-        let configuration = BenchCache.configuration(durability)
+        let configuration = context.configuration(durability)
         let count = Double(keys.count)
         var recorder = FigureRecorder()
 
@@ -27,12 +30,21 @@ struct W1Load {
             // side may inherit the other's.
             let floorLabel = context.label(.w1, durability, run: run, phase: "baseline")
             let floor: (written: Double, synced: Double)
+            var appended = 0.0
             if durability == .memory {
                 let seconds = context.timed(floorLabel, total: keys.count, unit: "sets") {
                     Baselines.dictionarySets(keys: keys, values: values, progress: context.progress)
                 }
                 floor = (seconds, seconds)
             } else {
+                // The append floor runs before the rename floor, so that the
+                // rename floor's files, not its one file, are what the
+                // Kache run follows, as before there was an append floor.
+                let appendFolder = try context.workspace.resetFloor()
+                let expiry = Baselines.wallClockNanoseconds() + context.sizes.ttlSeconds * 1_000_000_000
+                appended = try context.timed(context.label(.w1, durability, run: run, phase: "append baseline"), total: keys.count, unit: "sets") {
+                    try Baselines.appendWrites(keys: keys, values: values, expiries: { _ in expiry }, folder: appendFolder, progress: context.progress).seconds
+                }
                 let folder = try context.workspace.resetFloor()
                 floor = try context.timed(floorLabel, total: keys.count, unit: "sets") {
                     try Baselines.renameWrites(keys: keys, values: values, folder: folder, fsync: durability == .fsync, progress: context.progress)
@@ -52,18 +64,25 @@ struct W1Load {
                 recorder.compare("sets/s", with: name, count / floor.written)
                 recorder.compare("durable sets/s", with: name, count / floor.written)
                 recorder.compare("durable sets/s", with: Baselines.withSyncfs(name), count / floor.synced)
+                recorder.compare("durable sets/s", with: Baselines.append, count / appended)
             }
             let usage = try BenchCache.close(cache, in: context.workspace, recording: &recorder)
             if durability != .memory {
                 // The lengths beside the allocated blocks ("bytes on disk"): their
                 // gap is what whole 4 KiB blocks cost entries this small.
                 recorder.record("file bytes", Double(usage.fileBytes), unit: .bytes, higherIsBetter: false)
+                BenchCache.recordFootprint(usage, rawBytes: Self.rawBytes(values), into: &recorder)
             }
         }
         return WorkloadResult(
             workload: .w1, durability: durability, threads: 1, memoryBudget: configuration.memoryBudget,
             figures: recorder.figures, notes: [BenchCache.budgetNote(configuration)]
         )
+    }
+
+    /// The bytes of the values, uncompressed.
+    static func rawBytes(_ values: [Data]) -> Int {
+        values.reduce(0) { $0 + $1.count }
     }
 
     /// Sets every value in key order, then saves; returns the seconds to the

@@ -11,7 +11,7 @@ struct W2ReadHot {
     func run(_ durability: Durability, threads: Int) throws -> WorkloadResult {
         let keys = context.inputs.readKeys(threads: threads)
         let total = keys.reduce(0) { $0 + $1.count }
-        let configuration = BenchCache.configuration(durability)
+        let configuration = context.configuration(durability)
         let progress = context.progress
         var recorder = FigureRecorder()
 

@@ -13,7 +13,7 @@ struct W3Mixed {
         let operations = context.inputs.mixedOperations(threads: threads)
         let total = operations.reduce(0) { $0 + $1.count }
         let ttl = context.inputs.ttl
-        let configuration = BenchCache.configuration(durability)
+        let configuration = context.configuration(durability)
         let progress = context.progress
         var recorder = FigureRecorder()
 

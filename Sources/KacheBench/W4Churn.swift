@@ -39,7 +39,7 @@ struct W4Churn {
         for run in 1...context.runs {
             let label = { (phase: String?) in context.label(.w4, durability, variant: variant, run: run, phase: phase) }
             let clock = ManualClock()
-            let configuration = BenchCache.configuration(durability, clock: clock)
+            let configuration = context.configuration(durability, clock: clock)
             memoryBudget = configuration.memoryBudget
             let cache = try BenchCache.openEmpty(configuration, in: context.workspace)
             let pool = try cache.pool(named: "w4-churn", capacity: capacity)

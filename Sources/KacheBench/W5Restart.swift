@@ -7,7 +7,8 @@ import KacheWorkloads
 /// every key once in index order. Keys lost are the keys that read nil, and
 /// must be 0; values that read back different bytes are counted too. Floor
 /// for the cold gets: reading the same values' raw files, each opened,
-/// measured and read. Only in the disk modes: `memory` keeps nothing across
+/// measured and read. Also what the directory costs after the reads and
+/// close: allocated bytes ÷ raw bytes set, and files. Only in the disk modes: `memory` keeps nothing across
 /// a restart.
 struct W5Restart {
     let context: BenchContext
@@ -16,7 +17,7 @@ struct W5Restart {
         guard durability != .memory else { return nil }
         let keys = context.inputs.loadKeys
         let values = context.inputs.loadValues
-        let configuration = BenchCache.configuration(durability)
+        let configuration = context.configuration(durability)
         let progress = context.progress
         var recorder = FigureRecorder()
 
@@ -46,7 +47,8 @@ struct W5Restart {
             recorder.record("cold gets/s", Double(keys.count) / seconds, unit: .perSecond)
             recorder.record("keys lost", Double(read.filter { $0 == nil }.count), unit: .count, higherIsBetter: false)
             recorder.record("wrong values", Double(zip(read, values).filter { $0 != nil && $0 != $1 }.count), unit: .count, higherIsBetter: false)
-            try BenchCache.close(cache, in: context.workspace, recording: &recorder)
+            let usage = try BenchCache.close(cache, in: context.workspace, recording: &recorder)
+            BenchCache.recordFootprint(usage, rawBytes: W1Load.rawBytes(values), into: &recorder)
 
             let folder = try context.workspace.resetFloor()
             let floor = try context.timed(label("baseline"), total: keys.count, unit: "gets") {

@@ -19,7 +19,7 @@ struct W6Blobs {
     func run(_ durability: Durability) throws -> [WorkloadResult] {
         let operations = context.inputs.blobOperations()
         let budgeted = durability == .memory ? nil : W6DiskBudget(context: context, operations: operations)
-        let configuration = BenchCache.configuration(
+        let configuration = context.configuration(
             durability, memoryBudget: durability == .memory ? BenchCache.roomyMemoryBudget : Self.memoryBudget(bytesSet: operations.bytesSet)
         )
         let bytesSet = Double(operations.bytesSet)

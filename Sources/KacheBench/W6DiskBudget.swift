@@ -17,7 +17,7 @@ struct W6DiskBudget {
     var diskBudget: Int { operations.bytesSet / 2 }
 
     func configuration(_ durability: Durability) -> Kache.Configuration {
-        BenchCache.configuration(durability, memoryBudget: W6Blobs.memoryBudget(bytesSet: operations.bytesSet), diskBudget: diskBudget)
+        context.configuration(durability, memoryBudget: W6Blobs.memoryBudget(bytesSet: operations.bytesSet), diskBudget: diskBudget)
     }
 
     /// Runs the variant once and records it beside `unbounded`, the run before it.

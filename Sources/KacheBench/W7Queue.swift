@@ -10,7 +10,7 @@ struct W7Queue {
 
     func run(_ durability: Durability) throws -> WorkloadResult {
         let values = context.inputs.queueValues()
-        let configuration = BenchCache.configuration(durability)
+        let configuration = context.configuration(durability)
         let capacity = context.sizes.queueCapacity
         let ttl = context.inputs.ttl
         let progress = context.progress

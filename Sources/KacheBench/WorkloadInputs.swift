@@ -99,6 +99,15 @@ final class WorkloadInputs {
         return (0..<sizes.queuePushes).map { WorkloadValues.text(index: $0, byteCount: sizes.churnValueBytes, using: &rng) }
     }
 
+    // MARK: - W8
+
+    /// W8's sets: keys in index order, for each the value's bytes then the
+    /// TTL, from the stream of thread 0. Made afresh on each call (a million
+    /// values, about 250 MB, are not kept between workloads).
+    func manySmallSets() -> ManySmallSets {
+        ManySmallSets(count: sizes.manySmallCount, valueBytes: sizes.manySmallValueBytes, seed: seed)
+    }
+
     /// Thread `thread`'s share of `total` operations (the first threads take the remainder).
     static func share(of total: Int, thread: Int, threads: Int) -> Int {
         total / threads + (thread < total % threads ? 1 : 0)

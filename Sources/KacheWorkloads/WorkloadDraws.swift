@@ -12,6 +12,8 @@ public enum WorkloadDraws {
     public static let maxRandomTTLSeconds: UInt64 = 600
     /// How far W4's simulated clock advances per operation, in milliseconds.
     public static let churnTickMilliseconds: Int64 = 1
+    /// The TTL range of W8 many-small, in seconds.
+    public static let manySmallTTLRange: ClosedRange<UInt64> = 60...3600
 
     /// Whether a mixed workload's next operation is a get: `next() % 100 < 90`.
     /// - Complexity: O(1).
@@ -23,5 +25,13 @@ public enum WorkloadDraws {
     /// - Complexity: O(1).
     public static func randomTTLSeconds(_ rng: inout SplitMix64) -> Int64 {
         Int64(1 + rng.next() % maxRandomTTLSeconds)
+    }
+
+    /// A W8 TTL, uniform in 60…3,600 seconds: `60 + next() % 3541`, the
+    /// same form as ``randomTTLSeconds(_:)`` over W8's range.
+    /// - Complexity: O(1).
+    public static func manySmallTTLSeconds(_ rng: inout SplitMix64) -> Int64 {
+        let range = manySmallTTLRange
+        return Int64(range.lowerBound + rng.next() % UInt64(range.count))
     }
 }

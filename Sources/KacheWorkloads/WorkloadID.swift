@@ -1,4 +1,4 @@
-/// The seven standard workloads of WORKLOADS.md, as a tool lists and runs them.
+/// The standard workloads of WORKLOADS.md, in its order, as a tool lists and runs them.
 ///
 /// ```swift
 /// for workload in WorkloadID.allCases {
@@ -20,6 +20,10 @@ public enum WorkloadID: String, CaseIterable, Sendable {
     case w6 = "W6"
     /// Pushes and pops on a Queue.
     case w7 = "W7"
+    /// A million small text values set, saved, and read back after a reopen.
+    case w8 = "W8"
+    /// W4 in a disk mode, for what churn costs the files.
+    case w4d = "W4d"
 
     /// The short name, as in the table: "load", "read-hot", …
     public var name: String {
@@ -31,6 +35,8 @@ public enum WorkloadID: String, CaseIterable, Sendable {
         case .w5: "restart"
         case .w6: "blobs"
         case .w7: "queue"
+        case .w8: "many-small"
+        case .w4d: "churn on disk"
         }
     }
 
@@ -61,6 +67,15 @@ public enum WorkloadID: String, CaseIterable, Sendable {
         case .w7:
             return "\(grouped(sizes.queuePushes)) pushes into a Queue of capacity \(grouped(sizes.queueCapacity)), "
                 + "a pop after every second push"
+        case .w8:
+            let ttl = WorkloadDraws.manySmallTTLRange
+            return "set \(grouped(sizes.manySmallCount)) text values of \(grouped(sizes.manySmallValueBytes)) bytes, keys in index order, "
+                + "TTL uniform in [\(grouped(Int(ttl.lowerBound))), \(grouped(Int(ttl.upperBound)))] s (drawn after each value); "
+                + "save, close, reopen, then get every \(grouped(sizes.manySmallReadStride))th key"
+        case .w4d:
+            return "W4 in a disk mode: \(grouped(sizes.churnOps)) sets of \(grouped(sizes.churnValueBytes))-byte text values "
+                + "into a Pool of capacity \(grouped(sizes.churnCapacity)), keys by Zipf over \(grouped(sizes.churnKeyCount)) keys, "
+                + "TTL uniform in [1, \(WorkloadDraws.maxRandomTTLSeconds)] s on the simulated clock"
         }
     }
 
@@ -74,6 +89,8 @@ public enum WorkloadID: String, CaseIterable, Sendable {
         case .w5: "ms to ready, cold gets/s, keys lost (must be 0)"
         case .w6: "MB/s written, MB/s read, bytes on disk ÷ bytes set"
         case .w7: "ops/s"
+        case .w8: "durable sets/s, allocated bytes ÷ raw bytes, files in the directory, ms to ready, keys lost (must be 0)"
+        case .w4d: "sets/s, write amplification (bytes written to disk ÷ bytes set), dead bytes ÷ stored bytes at the end"
         }
     }
 

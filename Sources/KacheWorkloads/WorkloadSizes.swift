@@ -34,6 +34,12 @@ public struct WorkloadSizes: Sendable, Equatable {
     public var queuePushes: Int
     /// W7: the Queue's capacity.
     public var queueCapacity: Int
+    /// W8: the small text values set, keys in index order.
+    public var manySmallCount: Int
+    /// W8: the size of a text value.
+    public var manySmallValueBytes: Int
+    /// W8: after the reopen, every this-many-th key is read.
+    public var manySmallReadStride: Int
 
     /// The sizes WORKLOADS.md specifies; report figures only from these.
     public static let standard = WorkloadSizes(
@@ -41,7 +47,8 @@ public struct WorkloadSizes: Sendable, Equatable {
         readOps: 1_000_000, mixedOps: 1_000_000,
         churnOps: 1_000_000, churnKeyCount: 1_000_000, churnCapacity: 10_000, churnValueBytes: 256,
         blobCount: 2_000, blobBytes: 256 * 1024, blobGets: 10_000,
-        queuePushes: 1_000_000, queueCapacity: 10_000
+        queuePushes: 1_000_000, queueCapacity: 10_000,
+        manySmallCount: 1_000_000, manySmallValueBytes: 200, manySmallReadStride: 100
     )
 
     /// About 20× fewer keys and operations, with the same value sizes and
@@ -51,6 +58,7 @@ public struct WorkloadSizes: Sendable, Equatable {
         readOps: 50_000, mixedOps: 50_000,
         churnOps: 50_000, churnKeyCount: 50_000, churnCapacity: 500, churnValueBytes: 256,
         blobCount: 100, blobBytes: 256 * 1024, blobGets: 500,
-        queuePushes: 50_000, queueCapacity: 500
+        queuePushes: 50_000, queueCapacity: 500,
+        manySmallCount: 50_000, manySmallValueBytes: 200, manySmallReadStride: 100
     )
 }

@@ -5,9 +5,10 @@ import Testing
 struct OptionsTests {
     @Test func workloadsAreParsedInWorkloadOrderWhateverTheOrderGiven() throws {
         #expect(WorkloadSelection(argument: "W3,w1")?.workloads == [.w1, .w3])
-        #expect(WorkloadSelection(argument: "all")?.workloads.count == 7)
+        #expect(WorkloadSelection(argument: "all")?.workloads.count == 9)
         #expect(WorkloadSelection(argument: "W2, W2")?.workloads == [.w2])
-        #expect(WorkloadSelection(argument: "W8") == nil)
+        #expect(WorkloadSelection(argument: "w4d,W8,W4")?.workloads == [.w4, .w8, .w4d], "in WORKLOADS.md's order, in any case")
+        #expect(WorkloadSelection(argument: "W9") == nil)
         #expect(WorkloadSelection(argument: "") == nil)
     }
 
@@ -25,13 +26,20 @@ struct OptionsTests {
 
     @Test func defaultsAreEveryWorkloadOneThreadAsyncThreeRuns() throws {
         let options = try RunOptions.parse([])
-        #expect(options.workloads.workloads.count == 7)
+        #expect(options.workloads.workloads.count == 9)
+        #expect(options.segmentThreshold == nil, "Kache's own default")
         #expect(options.threads.counts == [1])
         #expect(options.durability.modes == [.async])
         #expect(options.runs == 3)
         #expect(options.dir == nil && options.json == nil && !options.quick && !options.quiet)
         #expect(options.sizes == .standard)
         #expect(try RunOptions.parse(["--quick"]).sizes == .quick)
+    }
+
+    @Test func segmentThresholdReachesEveryConfiguration() throws {
+        let options = try RunOptions.parse(["--segment-threshold", "0"])
+        #expect(options.segmentThreshold == 0)
+        #expect(throws: (any Error).self) { try RunOptions.parse(["--segment-threshold", "-1"]) }
     }
 
     @Test func zeroRunsAreRefused() {

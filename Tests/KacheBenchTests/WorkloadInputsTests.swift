@@ -69,3 +69,15 @@ struct WorkloadInputsTests {
         #expect(operations.reads.count == 500)
     }
 }
+
+@Suite("W8's inputs")
+struct ManySmallInputsTests {
+    @Test func manySmallSetsAreTheGeneratorsAtTheRunsSizes() {
+        let sets = WorkloadInputs(sizes: .quick, seed: 42).manySmallSets()
+        let reference = ManySmallSets(count: 50_000, valueBytes: 200, seed: 42)
+        #expect(sets.keys.count == 50_000 && sets.values.allSatisfy { $0.count == 200 })
+        #expect(sets.keys.first == "key-0000000" && sets.keys.last == "key-0049999")
+        #expect(sets.values.prefix(100) == reference.values.prefix(100) && sets.ttlSeconds == reference.ttlSeconds)
+        #expect(sets.ttlSeconds.allSatisfy { (60...3600).contains($0) })
+    }
+}

@@ -76,6 +76,31 @@ import Testing
         #expect(ZipfDistribution(count: 1).sample(&rng) == 0)
     }
 
+    @Test func manySmallTTLIsSixtyPlusTheDrawModuloItsRange() {
+        var rng = SplitMix64(seed: 42)
+        var copy = rng
+        #expect(WorkloadDraws.manySmallTTLSeconds(&rng) == Int64(60 + copy.next() % 3541))
+        #expect(drawCount { _ = WorkloadDraws.manySmallTTLSeconds(&$0) } == 1)
+        var many = SplitMix64(seed: 7)
+        let ttls = (0..<10_000).map { _ in WorkloadDraws.manySmallTTLSeconds(&many) }
+        #expect(ttls.allSatisfy { (60...3600).contains($0) })
+        #expect(ttls.min()! < 120 && ttls.max()! > 3540, "the draws span the range")
+    }
+
+    /// W8 as WORKLOADS.md defines it: keys in index order, and from one
+    /// stream, for each set the value's bytes and then the TTL.
+    @Test func manySmallSetsDrawEachValueThenItsTTL() {
+        let sets = ManySmallSets(count: 300, valueBytes: 200, seed: 42)
+        var rng = SplitMix64(seed: 42)
+        for index in 0..<300 {
+            #expect(sets.keys[index] == WorkloadKeys.key(index))
+            #expect(sets.values[index] == WorkloadValues.text(index: index, byteCount: 200, using: &rng), "value \(index)")
+            #expect(sets.ttlSeconds[index] == Int64(60 + rng.next() % 3541), "TTL \(index)")
+        }
+        #expect(sets.rawBytes == 300 * 200)
+        #expect(ManySmallSets(count: 2, valueBytes: 200, seed: 43).values[0] != sets.values[0], "the seed chooses the stream")
+    }
+
     @Test func perOperationDrawsFollowTheSpecification() {
         var rng = SplitMix64(seed: 42)
         var copy = rng

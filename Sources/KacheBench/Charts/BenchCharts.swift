@@ -204,6 +204,9 @@ enum BenchCharts {
         if loads.contains(where: { $0.result.durability == Durability.fsync.rawValue }) {
             subtitle += " (in fsync, with the file and its folder flushed: \(Baselines.renameFsync))"
         }
+        if floorNames.contains(Baselines.append) {
+            subtitle += "; the append floor writes them as Kache's records, LZ4-compressed, to one file, then flushes it with syncfs"
+        }
         subtitle += ". Higher is better. \(whiskerNote)"
         return Chart(
             fileName: durableSetsFile,
