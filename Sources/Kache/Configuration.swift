@@ -48,13 +48,10 @@ extension Kache {
         public var diskBudget: Int?
         /// Entries whose stored record (header, key and payload after LZ4) is
         /// shorter than this many bytes are appended to a shared segment file;
-        /// longer ones get a file of their own. 0 gives every entry a file of
-        /// its own. A file of its own costs a whole block of the file system
-        /// (4 KiB on ext4), an inode and a rename; a record in a segment costs
-        /// its own length. The suggested value is 16 KiB.
-        ///
-        /// Default 0 for now: the `kache` tools (`inspect`, `verify`, `get`…)
-        /// don't read segment files yet and refuse a directory that has them.
+        /// longer ones get a file of their own (default 16 KiB). 0 gives every
+        /// entry a file of its own, as before segment files. A file of its own
+        /// costs a whole block of the file system (4 KiB on ext4), an inode and
+        /// a rename; a record in a segment costs its own length.
         public var segmentThreshold: Int
         /// A segment whose dead bytes (records replaced, removed, expired or
         /// evicted) pass this fraction of its length is compacted in the
@@ -80,7 +77,7 @@ extension Kache {
             durability: Durability = .async,
             compressionThreshold: Int = 64,
             diskBudget: Int? = nil,
-            segmentThreshold: Int = 0,
+            segmentThreshold: Int = 16 << 10,
             compactionThreshold: Double = 0.5,
             defaultPoolCapacity: Int = 1000,
             defaultQueueCapacity: Int = 1000,

@@ -218,7 +218,7 @@ public final class Kache: Sendable {
                 memoryBudget: state.memory.limit,
                 filesOnDisk: state.filesOnDisk,
                 bytesOnDisk: state.bytesOnDisk,
-                allocatedBytes: state.budget.charged,
+                allocatedBytes: state.budget.charged - state.segments.liveBytes + state.segments.allocatedBytes(unit: state.budget.unit),
                 reservedBytes: state.keepsFiles ? state.diskUse() - state.budget.charged : 0,
                 diskBudget: state.budget.limit,
                 budgetEvictions: state.budget.evictions,

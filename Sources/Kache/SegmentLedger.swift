@@ -76,6 +76,12 @@ struct SegmentLedger: Sendable {
         for id in ids where segments[id] != nil { segments[id]!.isSealed = true }
     }
 
+    /// What the files occupy on the file system, in whole units of `unit` bytes.
+    /// - Complexity: O(files)
+    func allocatedBytes(unit: Int) -> Int {
+        segments.values.reduce(0) { $0 + ($1.length + unit - 1) / unit * unit }
+    }
+
     /// The bytes counted in `id` so far.
     func length(of id: UInt32) -> Int { segments[id]?.length ?? -1 }
 

@@ -37,8 +37,9 @@ public struct Statistics: Sendable, Equatable, Codable {
     public var filesOnDisk: Int
     /// Bytes of those files (headers included).
     public var bytesOnDisk: Int
-    /// Bytes the entry files occupy on the file system (whole blocks, as `du` counts),
-    /// including files still being written in `async` durability.
+    /// Bytes the entry files and segment files occupy on the file system
+    /// (whole blocks, as `du` counts), including what is still being written in
+    /// `async` durability.
     public var allocatedBytes: Int
     /// Bytes the directory needs besides the entry files, counted against the
     /// disk budget: its folders, lock and quarantined files (as measured at

@@ -187,7 +187,7 @@ struct StoreState: Sendable {
         var removals: [Removal] = []
         for space in spaces.indices {
             while let (key, record) = spaces[space].popExpired(now: now) {
-                removals.append(forget(space: space, key: key, record: record))
+                removals.append(forget(space: space, key: key, record: record, needsTombstone: false))
                 spaces[space].counters.expirations += 1
                 counters.expirations += 1
             }
@@ -225,7 +225,11 @@ struct StoreState: Sendable {
     }
 
     /// Bookkeeping for an entry already taken out of its key space.
-    mutating func forget(space: Int, key: String, record: EntryRecord) -> Removal {
+    ///
+    /// An expired entry needs no tombstone: after a crash its record is
+    /// expired too, and older versions were superseded by it (the checkpoint
+    /// rule of `restore(found:checkpoint:)`).
+    mutating func forget(space: Int, key: String, record: EntryRecord, needsTombstone: Bool = true) -> Removal {
         releaseFromMemory(record)
         rawBytes -= record.rawSize
         budget.charged -= record.charge
@@ -239,7 +243,7 @@ struct StoreState: Sendable {
         kept.value = nil
         let hasFile = record.fileSize > 0 || record.isPendingWrite
         var tombstone: UInt64 = 0
-        if hasFile, keepsFiles {
+        if hasFile, keepsFiles, needsTombstone {
             tombstone = nextSequence
             nextSequence += 1
         }
@@ -436,7 +440,7 @@ struct StoreState: Sendable {
         var pop = Pop()
         guard !isClosed else { return pop }
         while let (key, record) = spaces[space].popOldest() {
-            let removal = forget(space: space, key: key, record: record)
+            let removal = forget(space: space, key: key, record: record, needsTombstone: record.expiry > now)
             mutations += 1
             if record.expiry <= now {
                 spaces[space].counters.expirations += 1

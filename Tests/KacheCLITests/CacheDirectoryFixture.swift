@@ -31,15 +31,17 @@ final class CacheDirectoryFixture: @unchecked Sendable {
     }
 
     /// Opens the cache with the library, files written before `set` returns.
-    func open(clock: any WallClock = SystemClock(), defaultPoolCapacity: Int = 1000) throws -> Kache {
+    /// `segmentThreshold` 0 (these tests' default) gives every entry a file
+    /// of its own, which the tests that damage one file by its path need.
+    func open(clock: any WallClock = SystemClock(), defaultPoolCapacity: Int = 1000, segmentThreshold: Int = 0) throws -> Kache {
         try Kache(directory: url, configuration: Kache.Configuration(
-            durability: .sync, defaultPoolCapacity: defaultPoolCapacity, clock: clock
+            durability: .sync, segmentThreshold: segmentThreshold, defaultPoolCapacity: defaultPoolCapacity, clock: clock
         ))
     }
 
     /// Opens the cache, lets `body` fill it, and closes it (which saves the manifest).
-    func fill(clock: any WallClock = SystemClock(), defaultPoolCapacity: Int = 1000, _ body: (Kache) throws -> Void) throws {
-        let cache = try open(clock: clock, defaultPoolCapacity: defaultPoolCapacity)
+    func fill(clock: any WallClock = SystemClock(), defaultPoolCapacity: Int = 1000, segmentThreshold: Int = 0, _ body: (Kache) throws -> Void) throws {
+        let cache = try open(clock: clock, defaultPoolCapacity: defaultPoolCapacity, segmentThreshold: segmentThreshold)
         try body(cache)
         try cache.close()
     }

@@ -194,7 +194,8 @@ struct InspectJSON: Decodable {
 @Suite struct InspectDiskBudgetTests {
     @Test func inspectShowsDiskUsedAgainstTheBudget() throws {
         let fixture = CacheDirectoryFixture()
-        let cache = try Kache(directory: fixture.url, configuration: Kache.Configuration(durability: .sync, diskBudget: 4 << 20))
+        // A file per entry: 25 entries of 100 bytes take 25 blocks.
+        let cache = try Kache(directory: fixture.url, configuration: Kache.Configuration(durability: .sync, diskBudget: 4 << 20, segmentThreshold: 0))
         for i in 0 ..< 25 { try cache.set(Data(count: 100), forKey: "k\(i)", ttl: .seconds(3600)) }
         let allocated = cache.statistics.allocatedBytes
         try cache.close()

@@ -20,11 +20,11 @@ import FoundationNetworking
         #expect(f.entryFiles().isEmpty)
         #expect(f.cache.statistics.entries == 0)
 
-        // The same check sees a stored response's file, in objects/.
+        // The same check sees a stored response's record, in a segment file (a small one).
         _ = try await f.get("/r/public?cc=max-age%3D60")
         let files = f.entryFiles()
         #expect(files.count == 1)
-        #expect(files.allSatisfy { $0.contains("/objects/") })
+        #expect(files.allSatisfy { $0.contains("/segments/") })
     }
 
     @Test(arguments: [200, 201, 299, 400, 403, 500, 503])

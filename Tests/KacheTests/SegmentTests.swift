@@ -207,6 +207,30 @@ import Testing
         #expect(cache.statistics.entries == 39)
     }
 
+    @Test(arguments: [Durability.sync, .fsync])
+    func aFailedAppendIntoAFullPoolEvictsNothing(durability: Durability) throws {
+        let dir = TemporaryDirectory()
+        defer { DiskFaults.removeAll(pathContaining: dir.path) }
+        let clock = ManualClock()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+            let pool = try cache.pool(named: "p", capacity: 2)
+            try pool.set(Data("a".utf8), forKey: "a", ttl: .seconds(100))
+            try pool.set(Data("b".utf8), forKey: "b", ttl: .seconds(200))
+            DiskFaults.inject(ENOSPC, on: .write, pathContaining: dir.path + "/segments/", times: 1)
+            #expect(throws: KacheError.self) { try pool.set(Data("c".utf8), forKey: "c", ttl: .seconds(300)) }
+            #expect(pool.data(forKey: "a") == Data("a".utf8))
+            #expect(pool.statistics.evictions == 0)
+            cache.checkInvariants()
+            cache.abandonForTesting()
+        }
+        let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
+        let pool = try cache.pool(named: "p", capacity: 2)
+        #expect(pool.data(forKey: "a") == Data("a".utf8), "the entry the failed set would have evicted")
+        #expect(pool.data(forKey: "b") == Data("b".utf8))
+        #expect(pool.data(forKey: "c") == nil)
+    }
+
     @Test func concurrentFsyncWritersShareFlushesAndLoseNothing() throws {
         let dir = TemporaryDirectory()
         do {

@@ -27,8 +27,10 @@ final class FaultFixture {
         DiskFaults.removeAll(pathContaining: directory.path)
     }
 
+    /// A file per entry: the faults are injected on one entry's file by its path.
+    /// (SegmentTests covers a failed append to a segment file.)
     static func configuration(_ durability: Durability = .sync) -> Kache.Configuration {
-        Kache.Configuration(durability: durability, logger: quietLogger)
+        Kache.Configuration(durability: durability, segmentThreshold: 0, logger: quietLogger)
     }
 
     func open(_ durability: Durability = .sync) throws -> Kache {

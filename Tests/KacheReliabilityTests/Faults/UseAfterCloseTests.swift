@@ -13,6 +13,7 @@ import Testing
         let clock = ManualClock()
         var configuration = Kache.Configuration(durability: durability, clock: clock, logger: quietLogger)
         configuration.defaultQueueCapacity = 10
+        configuration.segmentThreshold = 0
         let cache = try Kache(directory: directory, configuration: configuration)
         let pool = try cache.pool(named: "p", capacity: 10)
         let queue = try cache.queue(named: "q", capacity: 10)

@@ -13,14 +13,16 @@ import Testing
 @Suite struct RaceStressTests {
     static let threadCount = 8
 
-    @Test(arguments: [Durability.async, .sync])
-    func threadsOnTheSameKeysKeepEveryInvariant(durability: Durability) throws {
+    /// Both layouts: a file per entry, and records in segment files (where
+    /// reads race appends, tombstones, checkpoints and compaction).
+    @Test(arguments: [Durability.async, .sync], [true, false])
+    func threadsOnTheSameKeysKeepEveryInvariant(durability: Durability, filePerEntry: Bool) throws {
         let seconds = ProcessInfo.processInfo.environment["KACHE_RACE_SECONDS"].flatMap(Double.init) ?? 2
         let scratch = ScratchFolder()
         let directory = scratch.child("cache")
         let clock = ManualClock()
         // A small memory budget: most reads come from files, racing their writes and deletions.
-        let cache = try Kache(directory: directory, configuration: .reliability(durability, clock: clock, memoryBudget: 4 << 10))
+        let cache = try Kache(directory: directory, configuration: .reliability(durability, clock: clock, memoryBudget: 4 << 10, filePerEntry: filePerEntry))
         let pool = try cache.pool(named: "race-pool", capacity: RaceWorker.poolCapacity)
         let queue = try cache.queue(named: "race-queue", capacity: 1 << 20)
         let ledger = RaceLedger(threadCount: Self.threadCount)
@@ -61,7 +63,7 @@ import Testing
         cache.checkInvariants()
         try cache.close()
 
-        let reopened = try Kache(directory: directory, configuration: .reliability(.sync, clock: clock))
+        let reopened = try Kache(directory: directory, configuration: .reliability(.sync, clock: clock, filePerEntry: filePerEntry))
         reopened.checkInvariants()
         #expect(reopened.statistics.quarantined == 0)
         let reopenedPool = try reopened.pool(named: "race-pool", capacity: RaceWorker.poolCapacity)

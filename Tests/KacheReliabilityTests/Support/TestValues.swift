@@ -4,8 +4,13 @@ import KacheWorkloads
 
 extension Kache.Configuration {
     /// A configuration for these tests: a manual clock, the given durability and memory budget.
-    static func reliability(_ durability: Durability = .sync, clock: ManualClock = ManualClock(), memoryBudget: Int = 64 << 20) -> Self {
-        Kache.Configuration(memoryBudget: memoryBudget, durability: durability, clock: clock, logger: quietLogger)
+    /// `filePerEntry` (the default here): every entry in a file of its own
+    /// (`segmentThreshold` 0), for the tests that damage, lock or replace one
+    /// entry's file by its path; the others pass false and run on segment files.
+    static func reliability(_ durability: Durability = .sync, clock: ManualClock = ManualClock(), memoryBudget: Int = 64 << 20, filePerEntry: Bool = true) -> Self {
+        Kache.Configuration(
+            memoryBudget: memoryBudget, durability: durability, segmentThreshold: filePerEntry ? 0 : 16 << 10, clock: clock, logger: quietLogger
+        )
     }
 }
 
