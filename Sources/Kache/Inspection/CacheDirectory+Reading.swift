@@ -160,44 +160,22 @@ enum EntryFileCheck {
     /// lengths, checksum, and that its LZ4 payload decompresses.
     /// - Complexity: O(n) in the file's length.
     static func readWhole(path: String) -> Outcome {
-        let fd: FileDescriptor
-        do {
-            try DiskStore.injectFault(.open, path)
-            fd = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .noFollow])
-        } catch {
-            switch (error as? Errno)?.rawValue ?? EIO {
-            case ENOENT: return .missing
-            case ELOOP: return .damaged("a symbolic link, not an entry file")
-            case let code: return .unreadable(code)
-            }
+        switch DiskStore.readWholeFile(path: path) {
+        case .missing: return .missing
+        case .notARegularFile: return .damaged("a symbolic link or not a regular file, not an entry file")
+        case let .tooLong(length, _): return .damaged("\(length) bytes, longer than any entry file")
+        case let .unreadable(code): return .unreadable(code)
+        case let .bytes(bytes, _): return decode(bytes)
         }
-        defer { try? fd.close() }
-        var info = stat()
-        guard fstat(fd.rawValue, &info) == 0 else { return .unreadable(errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return .damaged("not a regular file") }
-        let length = Int(info.st_size)
-        var bytes = Data(count: length)
-        let read: Int
-        do {
-            try DiskStore.injectFault(.read, path)
-            read = try bytes.withUnsafeMutableBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let n = try fd.read(fromAbsoluteOffset: Int64(offset), into: UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]))
-                    if n == 0 { break }
-                    offset += n
-                }
-                return offset
-            }
-        } catch {
-            return .unreadable((error as? Errno)?.rawValue ?? EIO)
-        }
-        guard read == length else { return .damaged(EntryFile.Damage.truncated(length: read).description) }
+    }
+
+    /// Decodes one record's bytes.
+    static func decode(_ bytes: Data) -> Outcome {
         let decoded = bytes.withUnsafeBytes { raw in
             Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
         }
         switch decoded {
-        case let .success((header, payload)): return .entry(header, payload: payload, fileLength: length)
+        case let .success((header, payload)): return .entry(header, payload: payload, fileLength: bytes.count)
         case let .failure(damage): return .damaged(damage.description)
         }
     }
@@ -302,13 +280,16 @@ extension CacheDirectory {
             guard let id = SegmentStore.id(ofFileName: name) else { continue }
             let relative = "\(DiskStore.segmentsFolder)/\(name)"
             let bytes: Data
-            switch CacheDirectory.readWhole(path: path(relative)) {
+            switch DiskStore.readWholeFile(path: path(relative)) {
             case .missing:
+                continue
+            case .notARegularFile, .tooLong:
+                scan.damaged.append(DamagedFile(file: relative, reason: "not a regular file"))
                 continue
             case let .unreadable(code):
                 scan.unreadable.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
                 continue
-            case let .bytes(data):
+            case let .bytes(data, _):
                 bytes = data
             }
             let found = SegmentStore.scan(bytes)
@@ -329,45 +310,19 @@ extension CacheDirectory {
         }
     }
 
-    enum WholeRead {
-        case bytes(Data)
-        case missing
-        case unreadable(Int32)
-    }
-
-    /// Reads a file whole, read-only, refusing a symbolic link in its place.
-    static func readWhole(path: String) -> WholeRead {
-        let fd = DiskStore.openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return errno == ENOENT ? .missing : .unreadable(errno) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .unreadable(errno) }
-        var bytes = Data(count: Int(info.st_size))
-        let got = bytes.withUnsafeMutableBytes { DiskStore.readFully(fd, path: path, at: 0, into: $0) }
-        guard got >= 0 else { return .unreadable(errno) }
-        bytes.count = got
-        return .bytes(bytes)
-    }
-
     /// Reads and verifies the record of `entry` (its own file or its place in a segment).
     func readRecord(of entry: Entry) -> EntryFileCheck.Outcome {
         guard let offset = entry.offset else { return EntryFileCheck.readWhole(path: path(entry.file)) }
-        switch CacheDirectory.readWhole(path: path(entry.file)) {
+        switch DiskStore.readWholeFile(path: path(entry.file)) {
         case .missing:
             return .missing
+        case .notARegularFile, .tooLong:
+            return .damaged("the segment file is not a regular file")
         case let .unreadable(code):
             return .unreadable(code)
-        case let .bytes(bytes):
+        case let .bytes(bytes, _):
             guard offset + entry.fileSize <= bytes.count else { return .damaged(EntryFile.Damage.truncated(length: bytes.count - offset).description) }
-            let decoded = bytes.withUnsafeBytes { raw in
-                Result { () throws(EntryFile.Damage) in
-                    try EntryFile.decode(UnsafeRawBufferPointer(rebasing: raw[offset ..< offset + entry.fileSize]))
-                }
-            }
-            switch decoded {
-            case let .success((header, payload)): return .entry(header, payload: payload, fileLength: entry.fileSize)
-            case let .failure(damage): return .damaged(damage.description)
-            }
+            return EntryFileCheck.decode(bytes.subdata(in: offset ..< offset + entry.fileSize))
         }
     }
 }

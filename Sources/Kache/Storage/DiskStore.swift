@@ -234,32 +234,60 @@ final class DiskStore: Sendable {
         case unreadable(errno: Int32)
     }
 
-    /// Reads and verifies the file of `name` (checksum, format, that it holds
-    /// this very key), and decompresses its payload. Never traps.
-    /// - Parameter maximumLength: longer files are damaged without being read.
-    func read(_ name: EntryName, maximumLength: Int) -> ReadResult {
-        let path = path(of: name)
-        let fd = DiskStore.openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    /// What reading a whole file found, before its bytes are decoded.
+    enum WholeFile {
+        case bytes(Data, inode: UInt64)
+        case missing
+        /// A symbolic link, or not a regular file: never followed, never an entry.
+        case notARegularFile
+        /// Longer than the caller accepts; not read.
+        case tooLong(length: Int, inode: UInt64)
+        case unreadable(errno: Int32)
+    }
+
+    /// Reads the file at `path` whole, refusing a symbolic link in its place
+    /// (`O_NOFOLLOW`) and anything but a regular file. The one whole-file read
+    /// of the engine and of `CacheDirectory`.
+    static func readWholeFile(path: String, maximumLength: Int = .max) -> WholeFile {
+        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             switch errno {
             case ENOENT: return .missing
             // O_NOFOLLOW met a symbolic link planted in the file's place.
-            case ELOOP: return .damaged(.badMagic, inode: 0)
+            case ELOOP: return .notARegularFile
             case let code: return .unreadable(errno: code)
             }
         }
         defer { Glibc.close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .unreadable(errno: errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return .damaged(.badMagic, inode: 0) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .notARegularFile }
         let length = Int(info.st_size)
         let inode = UInt64(info.st_ino)
-        guard length <= maximumLength else { return .damaged(.lengthMismatch(expected: maximumLength, actual: length), inode: inode) }
-        var file = Data(count: length)
-        let got = file.withUnsafeMutableBytes { DiskStore.readFully(fd, path: path, at: 0, into: $0) }
+        guard length <= maximumLength else { return .tooLong(length: length, inode: inode) }
+        var bytes = Data(count: length)
+        let got = bytes.withUnsafeMutableBytes { readFully(fd, path: path, at: 0, into: $0) }
         guard got >= 0 else { return .unreadable(errno: errno) }
-        guard got == length else { return .damaged(.truncated(length: got), inode: inode) }
-        let decoded = file.withUnsafeBytes { raw in
+        bytes.count = got
+        return .bytes(bytes, inode: inode)
+    }
+
+    /// Reads and verifies the file of `name` (checksum, format, that it holds
+    /// this very key), and decompresses its payload. Never traps.
+    /// - Parameter maximumLength: longer files are damaged without being read.
+    func read(_ name: EntryName, maximumLength: Int) -> ReadResult {
+        let bytes: Data
+        let inode: UInt64
+        switch DiskStore.readWholeFile(path: path(of: name), maximumLength: maximumLength) {
+        case .missing: return .missing
+        case .notARegularFile: return .damaged(.badMagic, inode: 0)
+        case let .tooLong(length, inode): return .damaged(.lengthMismatch(expected: maximumLength, actual: length), inode: inode)
+        case let .unreadable(code): return .unreadable(errno: code)
+        case let .bytes(data, fileInode):
+            bytes = data
+            inode = fileInode
+        }
+        let decoded = bytes.withUnsafeBytes { raw in
             Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
         }
         switch decoded {

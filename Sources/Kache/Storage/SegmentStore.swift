@@ -27,7 +27,7 @@ final class SegmentStore: Sendable {
 
     /// The most files open for appending at once; past it the one whose
     /// records end first is sealed.
-    static let maximumOpenFiles = 48
+    static let maximumOpenFiles = 64
 
     private struct Table: Sendable {
         var files: [UInt32: SegmentFile] = [:]
@@ -37,9 +37,12 @@ final class SegmentStore: Sendable {
 
     /// The group a record is appended with: records whose expiry falls in the
     /// same window share files. Windows are narrow for short lifetimes and
-    /// wide for long ones (1/8 of the time to live, rounded down to a power of
-    /// two seconds), so a file's records expire within a few percent of each
-    /// other, and the number of open files stays small.
+    /// wide for long ones (1/4 of the time to live, rounded down to a power of
+    /// two seconds), so a file's records expire within a fraction of their
+    /// lifetime of each other, and about four buckets per doubling of the
+    /// time to live are open at once (at 1/8, W8's lifetimes of 1 to 60
+    /// minutes kept more buckets open than `maximumOpenFiles`, and sealing
+    /// the overflow left 4,227 files for 1,000,000 entries).
     struct Bucket: Hashable, Sendable, Comparable {
         var shift: Int8
         var index: Int64
@@ -56,7 +59,7 @@ final class SegmentStore: Sendable {
         init(expiry: Int64, now: Int64) {
             let seconds = max(expiry / 1_000_000_000, 0)
             let ttl = max((expiry - now) / 1_000_000_000, 1)
-            let shift = max(0, (Int64.bitWidth - 1 - ttl.leadingZeroBitCount) - 3)
+            let shift = max(0, (Int64.bitWidth - 1 - ttl.leadingZeroBitCount) - 2)
             self.init(shift: Int8(shift), index: seconds >> shift)
         }
 
