@@ -60,11 +60,13 @@ public struct SharedTierRecord: Sendable, Equatable {
 
     /// Checks and decodes a record (header, lengths, checksum, LZ4). Never traps on hostile bytes.
     public static func decode(_ bytes: Data) throws(DecodingError) -> SharedTierRecord {
+        let result: Result<(header: EntryFile.Header, payload: Data), EntryFile.Damage> = bytes.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
+        }
         let decoded: (header: EntryFile.Header, payload: Data)
-        do {
-            decoded = try bytes.withUnsafeBytes { raw throws(EntryFile.Damage) in try EntryFile.decode(raw) }
-        } catch {
-            throw DecodingError(description: error.description)
+        switch result {
+        case let .success(value): decoded = value
+        case let .failure(damage): throw DecodingError(description: damage.description)
         }
         let kind: Kind = switch decoded.header.kind {
         case .plain: .topLevel
