@@ -175,10 +175,12 @@ public struct RESPParser: Sendable {
         for byte in view {
             guard byte >= 0x30, byte <= 0x39 else { throw .invalidNumber }
             let (scaled, o1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = scaled.addingReportingOverflow(Int64(byte - 0x30))
+            // Accumulated with the sign, so that Int64.min parses too.
+            let digit = Int64(byte - 0x30)
+            let (sum, o2) = negative ? scaled.subtractingReportingOverflow(digit) : scaled.addingReportingOverflow(digit)
             guard !o1, !o2 else { throw .invalidNumber }
             value = sum
         }
-        return negative ? -value : value
+        return value
     }
 }
