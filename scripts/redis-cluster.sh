@@ -29,6 +29,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+# Running, and not a zombie waiting for its parent to reap it.
+alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # A base port where base..base+n-1 and their cluster-bus ports (+10000) are all free,
@@ -56,7 +59,7 @@ stop_cluster() {
     for _ in $(seq 1 50); do
         local alive=0
         while read -r pid; do
-            [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && alive=1
+            [ -n "$pid" ] && alive "$pid" && alive=1
         done < "$state/pids"
         [ "$alive" = 0 ] && break
         sleep 0.1

@@ -256,7 +256,7 @@ public final class RedisClusterClient: Sendable {
             }
         }
         guard let best else {
-            logger.warning("Redis cluster topology unavailable: \(lastError)")
+            logger.debug("Redis cluster topology unavailable: \(lastError)")
             return .failure(.topologyUnavailable(reason: lastError))
         }
         let changed = state.withLock { state in

@@ -129,7 +129,7 @@ final class InvalidationListener: Sendable {
                 }
                 if !initial { onGap("started tracking \(node)") }
             } catch {
-                logger.warning("Kache can't track invalidations on Redis node \(node) yet: \(error)")
+                logger.debug("Kache can't track invalidations on Redis node \(node) yet: \(error)")
             }
         }
     }
