@@ -8,9 +8,13 @@ import Synchronization
 /// Tracking is per node, so every master is tracked; a check every
 /// `interval` opens connections to masters that appeared (a failover, a new
 /// shard) and drops those to nodes that are masters no more. Whenever
-/// tracking may have missed a change (a tracking connection was lost, or one
-/// was opened after start-up), `onGap` is called so the owner can empty its
-/// local tier: Redis's own advice for a client that lost its invalidation link.
+/// tracking may have missed a change (a tracking connection opened after
+/// start-up: a reconnect, or a replica promoted to master), `onGap` is called
+/// so the owner can empty its local tier: Redis's own advice for a client
+/// that lost its invalidation link. It is called when tracking starts again,
+/// not when the link drops: while a master is down nothing changes in its
+/// slots, so the local tier keeps serving through a failover, and is emptied
+/// once the new master is tracked.
 final class InvalidationListener: Sendable {
     private let client: RedisClusterClient
     private let prefix: String
@@ -90,7 +94,7 @@ final class InvalidationListener: Sendable {
             return (lost, state.ticks % 10 == 0)
         }
         if !lost.isEmpty {
-            onGap("lost tracking connection to \(lost.map(\.description).joined(separator: ", "))")
+            logger.warning("Kache lost its invalidation link to \(lost.map(\.description).joined(separator: ", ")); reconnecting")
         }
         var masters = client.slotMap.masterNodes
         let missing = masters.contains { node in state.withLock { $0.connections[node] == nil } }
