@@ -16,12 +16,15 @@ struct RunCommand: ParsableCommand {
               kache-bench run --workload W2,W3 --threads 1,2   the read workloads on one and two threads
               kache-bench run --workload W1 --durability sync,async --json w1.json
               kache-bench run --quick --json run.json --charts charts   the figures, and the charts drawn from them
+              kache-bench run --tier redis --workload W1,W2,W3,W7   through a tiered cache on a Redis Cluster
             """
     )
 
     @OptionGroup var options: RunOptions
+    @OptionGroup var tier: RedisTierOptions
 
     func run() throws {
+        if tier.tier == .redis { return try RedisTierRun(options: options, tier: tier).run() }
         let workspace = try Workspace(keeping: options.dir)
         defer { workspace.finish() }
         let progress = ProgressLine(shown: ProgressLine.shouldShow(quiet: options.quiet))
