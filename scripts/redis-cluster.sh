@@ -77,6 +77,13 @@ stop_cluster() {
 
 case "$command" in
 start)
+    # Close every descriptor inherited beyond stdin/out/err, so that neither the
+    # daemonized servers nor the watcher hold one open for the caller: some
+    # callers (Foundation's Process) wait for such a descriptor to close.
+    for fd in /proc/$$/fd/*; do
+        fd="${fd##*/}"
+        [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-" 2>/dev/null || true
+    done
     command -v redis-server >/dev/null || { echo "redis-cluster.sh: redis-server is not installed (apt-get install redis-server redis-tools)" >&2; exit 1; }
     [ -n "$state" ] || state="$(mktemp -d "${TMPDIR:-/tmp}/kache-redis.XXXXXX")"
     mkdir -p "$state"

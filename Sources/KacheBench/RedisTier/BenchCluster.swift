@@ -47,16 +47,23 @@ struct BenchCluster {
         return try run(["bash", path] + arguments)
     }
 
+    /// Runs `command` to its end; its output goes to a file, not a pipe: the
+    /// servers the script daemonizes would hold a pipe open, and a read to its
+    /// end would never return.
     private static func run(_ command: [String]) throws -> String {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("kache-bench-redis-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let output = try FileHandle(forWritingTo: file)
+        defer { try? output.close() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
-        let output = Pipe()
         process.standardOutput = output
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        let data = try Data(contentsOf: file)
         guard process.terminationStatus == 0 else {
             throw BenchClusterError("\(command.joined(separator: " ")) exited with \(process.terminationStatus)")
         }
