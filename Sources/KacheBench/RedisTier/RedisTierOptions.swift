@@ -17,4 +17,7 @@ struct RedisTierOptions: ParsableArguments {
 
     @Option(help: "With --tier redis: concurrent tasks driving the cluster.")
     var redisTasks = 32
+
+    @Flag(inversion: .prefixedNo, help: "With --tier redis: track invalidations (CLIENT TRACKING), as a tiered cache does by default.")
+    var redisTracking = true
 }

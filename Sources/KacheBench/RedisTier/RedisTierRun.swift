@@ -28,7 +28,7 @@ struct RedisTierRun {
         let cluster = try BenchCluster.start(seeds: tier.redisSeeds)
         defer { cluster.stop() }
         let chosen = options.workloads.workloads.filter { [.w1, .w2, .w3, .w7].contains($0) }
-        let workloads = RedisTierWorkloads(context: context, cluster: cluster, tasks: tier.redisTasks, threadCounts: options.threads.counts)
+        let workloads = RedisTierWorkloads(context: context, cluster: cluster, tasks: tier.redisTasks, threadCounts: options.threads.counts, tracking: tier.redisTracking)
         let results = try Self.blocking { try await workloads.run(chosen) }
 
         let report = BenchReport(

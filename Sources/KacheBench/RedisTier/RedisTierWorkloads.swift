@@ -18,12 +18,15 @@ struct RedisTierWorkloads: Sendable {
     let cluster: BenchCluster
     let tasks: Int
     let threadCounts: [Int]
+    /// Whether the tiered caches track invalidations (each own write then costs a check against Redis).
+    let tracking: Bool
 
-    init(context: BenchContext, cluster: BenchCluster, tasks: Int, threadCounts: [Int]) {
+    init(context: BenchContext, cluster: BenchCluster, tasks: Int, threadCounts: [Int], tracking: Bool) {
         self.context = BenchContextBox(context)
         self.cluster = cluster
         self.tasks = max(tasks, 1)
         self.threadCounts = threadCounts
+        self.tracking = tracking
     }
 
     static let setFloor = "redis-benchmark SET -P 16"
@@ -65,7 +68,7 @@ struct RedisTierWorkloads: Sendable {
     }
 
     private func tieredCache(_ client: RedisClusterClient) async throws -> TieredCache {
-        await TieredCache(local: try Kache(inMemory: Kache.Configuration(memoryBudget: 1 << 30)), client: client)
+        await TieredCache(local: try Kache(inMemory: Kache.Configuration(memoryBudget: 1 << 30)), client: client, configuration: TieredCacheConfiguration(tracksInvalidations: tracking))
     }
 
     private func result(_ workload: WorkloadID, threads: Int = 1, _ recorder: FigureRecorder, notes: [String]) -> WorkloadResult {

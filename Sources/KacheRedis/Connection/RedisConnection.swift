@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// One TCP connection to one Redis node, speaking RESP3 when the server
 /// accepts `HELLO 3` (Redis 6 and later) and RESP2 otherwise.
@@ -18,6 +19,31 @@ public final class RedisConnection: Sendable {
     public let protocolVersion: Int
     private let channel: any Channel
     private let timeout: Duration
+    private let outbox: Outbox
+
+    /// Requests submitted from outside the event loop, written there in one
+    /// go: a burst of concurrent sends costs one hop to the loop, not one each.
+    private final class Outbox: Sendable {
+        private let state = Mutex<(requests: [RedisRequest], isScheduled: Bool)>(([], false))
+
+        /// Adds `request`; true when the caller must schedule a drain.
+        func add(_ request: RedisRequest) -> Bool {
+            state.withLock { state in
+                state.requests.append(request)
+                defer { state.isScheduled = true }
+                return !state.isScheduled
+            }
+        }
+
+        /// Everything submitted so far.
+        func take() -> [RedisRequest] {
+            state.withLock { state in
+                state.isScheduled = false
+                defer { state.requests.removeAll(keepingCapacity: true) }
+                return state.requests
+            }
+        }
+    }
 
     /// What a connection needs to know before it opens.
     public struct Options: Sendable {
@@ -45,6 +71,7 @@ public final class RedisConnection: Sendable {
         self.protocolVersion = protocolVersion
         self.channel = channel
         self.timeout = timeout
+        outbox = Outbox()
     }
 
     /// Opens a connection to `address` and negotiates the protocol.
@@ -110,13 +137,24 @@ public final class RedisConnection: Sendable {
             bytes: bytes, replyCount: commands.count, promise: promise,
             deadline: .now() + .nanoseconds(timeout.nanoseconds)
         )
-        channel.write(request, promise: nil)
+        submit(request)
         do {
             return try await promise.futureResult.get()
         } catch let error as RedisClientError {
             throw error
         } catch {
             throw .connectionClosed(address)
+        }
+    }
+
+    private func submit(_ request: RedisRequest) {
+        if channel.eventLoop.inEventLoop {
+            channel.write(request, promise: nil)
+            return
+        }
+        guard outbox.add(request) else { return }
+        channel.eventLoop.execute { [channel, outbox] in
+            for request in outbox.take() { channel.write(request, promise: nil) }
         }
     }
 

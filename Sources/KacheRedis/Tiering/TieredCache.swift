@@ -39,6 +39,8 @@ public final class TieredCache: Sendable {
     private let counters = Mutex(SharedTierStatistics())
     private let ledger = Mutex(InvalidationLedger())
     private let isHealthy = Mutex(true)
+    /// Own writes whose invalidation came back, to check against Redis in batches.
+    private let revalidations = Mutex<(pending: [(key: String, checksum: UInt64)], isDraining: Bool)>(([], false))
     private let listener: InvalidationListener?
 
     /// Opens a tiered cache over `local` and the cluster `client` talks to,
@@ -216,7 +218,7 @@ public final class TieredCache: Sendable {
             let own = ledger.withLock { $0.noteInvalidation(key) }
             counters.withLock { $0.invalidationsReceived += 1 }
             if let own {
-                Task { await self.revalidate(key, ownChecksum: own) }
+                scheduleRevalidation(key, ownChecksum: own)
             } else {
                 drop(key)
             }
@@ -229,12 +231,35 @@ public final class TieredCache: Sendable {
         configuration.onInvalidation?(key)
     }
 
+    private func scheduleRevalidation(_ key: String, ownChecksum: UInt64) {
+        let start = revalidations.withLock { state in
+            state.pending.append((key, ownChecksum))
+            defer { state.isDraining = true }
+            return !state.isDraining
+        }
+        if start { Task { await self.drainRevalidations() } }
+    }
+
     /// Keeps the local copy of a key this instance wrote only if Redis still
-    /// holds that very record.
-    private func revalidate(_ key: String, ownChecksum: UInt64) async {
-        let reply = try? await client.send(RedisCommand(["GET", RESPArgument(configuration.keyPrefix + key)], keyIndex: 1), policy: configuration.readPolicy)
-        if case let .bulkString(buffer) = reply, Self.checksum(of: Data(copying: buffer)) == ownChecksum { return }
-        drop(key)
+    /// holds that very record; asks for up to 256 keys in one pipeline.
+    private func drainRevalidations() async {
+        while true {
+            let batch: [(key: String, checksum: UInt64)] = revalidations.withLock { state in
+                let batch = Array(state.pending.prefix(256))
+                state.pending.removeFirst(batch.count)
+                if batch.isEmpty { state.isDraining = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            let replies = await client.pipeline(
+                batch.map { RedisCommand(["GET", RESPArgument(configuration.keyPrefix + $0.key)], keyIndex: 1) },
+                policy: configuration.readPolicy
+            )
+            for (item, reply) in zip(batch, replies) {
+                if case let .success(.bulkString(buffer)) = reply, Self.checksum(of: Data(copying: buffer)) == item.checksum { continue }
+                drop(item.key)
+            }
+        }
     }
 
     private func flushLocal(because reason: String) {
