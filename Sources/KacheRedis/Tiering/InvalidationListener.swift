@@ -121,6 +121,16 @@ final class InvalidationListener: Sendable {
                     logger.warning("Redis node \(node) does not speak RESP3; invalidations are not tracked there")
                     continue
                 }
+                if !initial {
+                    // A node that just became master (a failover) answers CLUSTERDOWN for a
+                    // moment. Tracking it starts a gap flush of the local tier, after which
+                    // reads go to Redis: wait until the cluster serves them.
+                    let info = try await connection.send(["CLUSTER", "INFO"]).string ?? ""
+                    guard info.contains("cluster_state:ok") else {
+                        connection.close()
+                        continue
+                    }
+                }
                 try await connection.send(["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", RESPArgument(prefix)])
                 let keep = state.withLock { state in
                     guard !state.isStopped else { return false }

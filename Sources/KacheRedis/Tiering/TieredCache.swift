@@ -256,8 +256,17 @@ public final class TieredCache: Sendable {
                 policy: configuration.readPolicy
             )
             for (item, reply) in zip(batch, replies) {
-                if case let .success(.bulkString(buffer)) = reply, Self.checksum(of: Data(copying: buffer)) == item.checksum { continue }
-                drop(item.key)
+                switch reply {
+                case let .success(.bulkString(buffer)) where Self.checksum(of: Data(copying: buffer)) == item.checksum:
+                    continue
+                case .success:
+                    drop(item.key)
+                case let .failure(error):
+                    // Redis can't say (down, failing over): keep serving the copy, as
+                    // during any outage; tracking starts again on a new master with
+                    // the local tier emptied.
+                    noteReadFailure(error)
+                }
             }
         }
     }
