@@ -115,7 +115,7 @@ public final class RedisClusterClient: Sendable {
     }
 
     /// Sends many commands at once: grouped by node, each group written in
-    /// one batch on one connection, the groups concurrently. Replies come back
+    /// one batch on one connection, every group before any reply is awaited. Replies come back
     /// in the order of `commands`; a command that was redirected or lost its
     /// node is retried alone through ``send(_:policy:)``.
     public func pipeline(_ commands: [RedisCommand], policy: RetryPolicy? = nil) async -> [Result<RESPValue, RedisClientError>] {
@@ -128,20 +128,29 @@ public final class RedisClusterClient: Sendable {
                 results[index] = .failure(error)
             }
         }
-        let batches = await withTaskGroup(of: (indices: [Int], replies: Result<[RESPValue], RedisClientError>).self) { group in
-            for (node, indices) in groups {
-                group.addTask {
-                    do throws(RedisClientError) {
-                        let connection = try await self.pool(for: node).connection()
-                        return (indices, .success(try await connection.sendRaw(batch: indices.map { commands[$0].arguments })))
-                    } catch {
-                        return (indices, .failure(error))
-                    }
-                }
+        // Every node's batch is written before any reply is awaited, so the
+        // nodes work on them at once; no child task is needed for that.
+        var inFlight: [(indices: [Int], node: NodeAddress, replies: Result<EventLoopFuture<[RESPValue]>, RedisClientError>)] = []
+        for (node, indices) in groups {
+            do throws(RedisClientError) {
+                let connection = try await pool(for: node).connection()
+                inFlight.append((indices, node, .success(connection.enqueue(batch: indices.map { commands[$0].arguments }))))
+            } catch {
+                inFlight.append((indices, node, .failure(error)))
             }
-            var all: [(indices: [Int], replies: Result<[RESPValue], RedisClientError>)] = []
-            for await batch in group { all.append(batch) }
-            return all
+        }
+        var batches: [(indices: [Int], replies: Result<[RESPValue], RedisClientError>)] = []
+        for batch in inFlight {
+            switch batch.replies {
+            case let .success(future):
+                do throws(RedisClientError) {
+                    batches.append((batch.indices, .success(try await RedisConnection.replies(future, from: batch.node))))
+                } catch {
+                    batches.append((batch.indices, .failure(error)))
+                }
+            case let .failure(error):
+                batches.append((batch.indices, .failure(error)))
+            }
         }
         var retry: [Int] = []
         for batch in batches {

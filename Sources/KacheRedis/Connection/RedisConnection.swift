@@ -130,16 +130,26 @@ public final class RedisConnection: Sendable {
 
     /// Sends commands back to back in one write and returns their replies in order.
     public func sendRaw(batch commands: [[RESPArgument]]) async throws(RedisClientError) -> [RESPValue] {
+        try await Self.replies(enqueue(batch: commands), from: address)
+    }
+
+    /// Writes `commands` now and returns the future of their replies, so a
+    /// caller can put batches on several connections before awaiting any.
+    func enqueue(batch commands: [[RESPArgument]]) -> EventLoopFuture<[RESPValue]> {
         var bytes = channel.allocator.buffer(capacity: 64 * commands.count)
         for command in commands { RESPEncoder.writeCommand(command, into: &bytes) }
         let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
-        let request = RedisRequest(
+        submit(RedisRequest(
             bytes: bytes, replyCount: commands.count, promise: promise,
             deadline: .now() + .nanoseconds(timeout.nanoseconds)
-        )
-        submit(request)
+        ))
+        return promise.futureResult
+    }
+
+    /// Awaits replies enqueued on the connection to `address`.
+    static func replies(_ future: EventLoopFuture<[RESPValue]>, from address: NodeAddress) async throws(RedisClientError) -> [RESPValue] {
         do {
-            return try await promise.futureResult.get()
+            return try await future.get()
         } catch let error as RedisClientError {
             throw error
         } catch {
