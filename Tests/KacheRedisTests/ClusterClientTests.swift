@@ -36,6 +36,40 @@ extension LiveClusterTests {
             }
         }
 
+        /// One slot set migrating by hand (`CLUSTER SETSLOT … MIGRATING/IMPORTING`):
+        /// a key the source does not hold is answered with ASK, followed once
+        /// with ASKING on the target; when the slot is assigned, MOVED.
+        @Test(.timeLimit(.minutes(1))) func askDuringMigrationThenMovedAfterIt() async throws {
+            try await LiveCluster.with { cluster in
+                let client = cluster.client()
+                defer { Task { await client.shutdown() } }
+                let map = try await client.refreshTopology()
+                let key = "ask:{migrating}"
+                let slot = HashSlot(key: key)
+                let source = try #require(map.master(for: slot))
+                let target = try #require(map.masterNodes.first { $0 != source })
+                let sourceID = try await cluster.cli(source.port, ["cluster", "myid"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                let targetID = try await cluster.cli(target.port, ["cluster", "myid"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                #expect(try await cluster.cli(target.port, ["cluster", "setslot", String(slot.value), "importing", sourceID]).stdout.contains("OK"))
+                #expect(try await cluster.cli(source.port, ["cluster", "setslot", String(slot.value), "migrating", targetID]).stdout.contains("OK"))
+
+                try await client.send(RedisCommand(["SET", RESPArgument(key), "moved along"], keyIndex: 1))
+                #expect(try await client.send(RedisCommand(["GET", RESPArgument(key)], keyIndex: 1)).string == "moved along")
+                #expect(client.statistics.askRedirections == 2)
+                #expect(client.statistics.movedRedirections == 0)
+                // The key is on the target only: the source never saw it.
+                #expect(try await cluster.cli(source.port, ["get", key]).stdout.contains("ASK"))
+
+                for node in map.masterNodes {
+                    _ = try await cluster.cli(node.port, ["cluster", "setslot", String(slot.value), "node", targetID])
+                }
+                try await waitUntil { (try? await cluster.cli(source.port, ["get", key]).stdout.contains("MOVED")) == true }
+                #expect(try await client.send(RedisCommand(["GET", RESPArgument(key)], keyIndex: 1)).string == "moved along")
+                #expect(client.statistics.movedRedirections >= 1)
+                #expect(client.slotMap.master(for: slot) == target)
+            }
+        }
+
         /// Slots move between masters (`redis-cli --cluster reshard`) while tasks
         /// set and read keys: no error reaches them and every read is right.
         @Test(.timeLimit(.minutes(2))) func resharding_underLoad_surfacesNoErrorAndNoWrongValue() async throws {
