@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "Kache", targets: ["Kache"]),
         .library(name: "KacheHTTP", targets: ["KacheHTTP"]),
+        // The shared second tier on Redis Cluster, behind the local cache.
+        .library(name: "KacheRedis", targets: ["KacheRedis"]),
         // The generators of WORKLOADS.md, for the micro-benchmarks in Benchmarks/ and for
         // running the same work against another cache.
         .library(name: "KacheWorkloads", targets: ["KacheWorkloads"]),
@@ -19,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The system LZ4 library, found through pkg-config (Debian: liblz4-dev).
@@ -42,6 +45,20 @@ let package = Package(
         ),
         // HTTP response caching for a URLSession-based client.
         .target(name: "KacheHTTP", dependencies: ["Kache"]),
+        // A RESP3 Redis Cluster client on SwiftNIO, and the tiered cache built on it.
+        // Kache itself stays free of NIO: only this target imports it.
+        .target(
+            name: "KacheRedis",
+            dependencies: [
+                "Kache",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A second process for KacheRedisTests: a tiered cache that sets and
+        // removes keys on command, so invalidation is measured across processes.
+        .executableTarget(name: "KacheRedisPeer", dependencies: ["KacheRedis", "Kache"]),
         // Deterministic generators and baselines of shared/bench/WORKLOADS.md.
         .target(name: "KacheWorkloads", dependencies: ["CLZ4"]),
         .executableTarget(
@@ -51,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "KacheBench",
             dependencies: [
-                "Kache", "KacheWorkloads",
+                "Kache", "KacheWorkloads", "KacheRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -62,6 +79,7 @@ let package = Package(
         .testTarget(name: "KacheTests", dependencies: ["Kache"]),
         .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness", "KacheWorkloads"]),
         .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"], exclude: ["Server"]),
+        .testTarget(name: "KacheRedisTests", dependencies: ["KacheRedis", "Kache", "KacheWorkloads", "KacheRedisPeer"]),
         .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"], exclude: ["vectors.json"]),
         // Runs `kache-bench run --quick` end to end.
         // Fixtures: the JSON of two quick runs, which the chart tests draw.

@@ -18,12 +18,15 @@ struct RunCommand: ParsableCommand {
               kache-bench run --workload W1 --durability fsync --threads 2   W1 on 2 writer threads beside a file per entry
               kache-bench run --workload W8,W4d --segment-threshold 0      the small-entry workloads with today's layout
               kache-bench run --quick --json run.json --charts charts   the figures, and the charts drawn from them
+              kache-bench run --tier redis --workload W1,W2,W3,W7   through a tiered cache on a Redis Cluster
             """
     )
 
     @OptionGroup var options: RunOptions
+    @OptionGroup var tier: RedisTierOptions
 
     func run() throws {
+        if tier.tier == .redis { return try RedisTierRun(options: options, tier: tier).run() }
         let workspace = try Workspace(keeping: options.dir)
         defer { workspace.finish() }
         let progress = ProgressLine(shown: ProgressLine.shouldShow(quiet: options.quiet))

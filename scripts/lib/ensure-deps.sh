@@ -8,4 +8,13 @@ ensure_deps() {
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq liblz4-dev pkg-config >/dev/null
     fi
+    # KacheRedis's tests and kache-bench --tier redis start a throw-away Redis
+    # Cluster (scripts/redis-cluster.sh) from Debian's redis-server.
+    if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+        echo "Installing redis-server and redis-tools…" >&2
+        local sudo=""
+        [ "$(id -u)" = 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server redis-tools >/dev/null
+    fi
 }

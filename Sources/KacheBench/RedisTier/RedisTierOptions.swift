@@ -1,0 +1,23 @@
+import ArgumentParser
+
+/// The options of `kache-bench run` that choose the tier: `--tier redis`
+/// runs W1, W2, W3 and W7 through KacheRedis's tiered cache against a Redis
+/// Cluster, beside `redis-benchmark --cluster` on the same cluster.
+struct RedisTierOptions: ParsableArguments {
+    /// Which tier the workloads run against.
+    enum Tier: String, ExpressibleByArgument, CaseIterable {
+        case local, redis
+    }
+
+    @Option(help: "local (the default): the engine alone; redis: W1, W2, W3, W7 through a tiered cache on a Redis Cluster, with redis-benchmark as the floor.")
+    var tier: Tier = .local
+
+    @Option(help: "With --tier redis: an existing cluster's nodes (host:port,…); default: start one with scripts/redis-cluster.sh for the run and stop it after.")
+    var redisSeeds: String?
+
+    @Option(help: "With --tier redis: concurrent tasks driving the cluster.")
+    var redisTasks = 32
+
+    @Flag(inversion: .prefixedNo, help: "With --tier redis: track invalidations (CLIENT TRACKING), as a tiered cache does by default.")
+    var redisTracking = true
+}

@@ -1,0 +1,293 @@
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A client for Redis Cluster: routes each command to the master of its
+/// key's slot, pipelines commands on a few connections per node, and follows
+/// the cluster as it changes.
+///
+/// - `MOVED`: the slot is recorded at its new node, a topology refresh starts,
+///   and the command goes to the new node.
+/// - `ASK`: the command is sent once to the named node, right after `ASKING`
+///   on the same connection.
+/// - `TRYAGAIN`, `CLUSTERDOWN`, `LOADING`, a node that does not answer: wait
+///   (exponential back-off), refresh the topology, retry, within the
+///   ``RetryPolicy``. Only idempotent commands are retried once they may have
+///   reached the server.
+///
+/// ```swift
+/// let client = RedisClusterClient(configuration: .init(seeds: [NodeAddress(host: "127.0.0.1", port: 7000)]))
+/// try await client.send(RedisCommand(["SET", "k", "v"], keyIndex: 1))
+/// let value = try await client.send(RedisCommand(["GET", "k"], keyIndex: 1))
+/// await client.shutdown()
+/// ```
+public final class RedisClusterClient: Sendable {
+    /// The settings this client was created with.
+    public let configuration: RedisClusterConfiguration
+    let group: any EventLoopGroup
+    private var logger: Logger { configuration.logger }
+
+    private struct State {
+        var map = SlotMap()
+        var pools: [NodeAddress: NodeConnectionPool] = [:]
+        var refresh: Task<Result<SlotMap, RedisClientError>, Never>?
+        var lastRefresh: ContinuousClock.Instant?
+        var statistics = RedisClusterStatistics()
+        var isShutDown = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates a client; it connects on first use (or ``refreshTopology()``).
+    public init(configuration: RedisClusterConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.configuration = configuration
+        self.group = group
+    }
+
+    /// The default retry policy, from the configuration.
+    public var defaultRetryPolicy: RetryPolicy {
+        RetryPolicy(maximumAttempts: configuration.maximumAttempts, budget: configuration.retryBudget)
+    }
+
+    /// The slot map as last learned.
+    public var slotMap: SlotMap { state.withLock { $0.map } }
+
+    /// Counts since the client started.
+    public var statistics: RedisClusterStatistics { state.withLock { $0.statistics } }
+
+    // MARK: - Commands
+
+    /// Sends `command` to the master of its slot (any master when it has no
+    /// key) and returns the reply, following redirections.
+    /// - Throws: ``RedisClientError/server(_:)`` for an error reply, or why no reply came.
+    @discardableResult
+    public func send(_ command: RedisCommand, policy: RetryPolicy? = nil) async throws(RedisClientError) -> RESPValue {
+        let policy = policy ?? defaultRetryPolicy
+        let started = ContinuousClock.now
+        var attempt = 0
+        var askTarget: NodeAddress?
+        while true {
+            attempt += 1
+            let outOfTries = attempt >= policy.maximumAttempts || ContinuousClock.now - started >= policy.budget
+            do throws(RedisClientError) {
+                let node: NodeAddress
+                if let askTarget { node = askTarget } else { node = try await self.node(for: command.slot) }
+                let connection = try await pool(for: node).connection()
+                let reply = askTarget == nil
+                    ? try await connection.sendRaw(command.arguments)
+                    : try await connection.sendRaw(batch: [["ASKING"], command.arguments])[1]
+                askTarget = nil
+                guard case let .error(message) = reply else { return reply }
+                guard let redirection = Redirection(error: message) else { throw RedisClientError.server(message) }
+                guard !outOfTries else {
+                    throw RedisClientError.tooManyRedirections(command: command.name, last: message)
+                }
+                switch redirection {
+                case let .moved(slot, target):
+                    state.withLock {
+                        $0.map.assign(slot, to: target)
+                        $0.statistics.movedRedirections += 1
+                    }
+                    startRefresh()
+                case let .ask(_, target):
+                    askTarget = target
+                    state.withLock { $0.statistics.askRedirections += 1 }
+                case .retryLater, .loading:
+                    state.withLock { $0.statistics.retries += 1 }
+                    try? await Task.sleep(for: configuration.reconnectBackoff.delay(afterFailures: attempt))
+                    if case .retryLater = redirection { startRefresh() }
+                }
+            } catch {
+                askTarget = nil
+                let retryable = error.isConnectionFailure || error.commandSurelyNotSent
+                guard retryable, !outOfTries, command.isIdempotent || error.commandSurelyNotSent else {
+                    state.withLock { $0.statistics.failures += 1 }
+                    throw error
+                }
+                state.withLock { $0.statistics.retries += 1 }
+                startRefresh()
+                let remaining = policy.budget - (ContinuousClock.now - started)
+                let delay = min(configuration.reconnectBackoff.delay(afterFailures: attempt), max(remaining, .zero))
+                try? await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    /// Sends many commands at once: grouped by node, each group written in
+    /// one batch on one connection, every group before any reply is awaited. Replies come back
+    /// in the order of `commands`; a command that was redirected or lost its
+    /// node is retried alone through ``send(_:policy:)``.
+    public func pipeline(_ commands: [RedisCommand], policy: RetryPolicy? = nil) async -> [Result<RESPValue, RedisClientError>] {
+        var results = [Result<RESPValue, RedisClientError>?](repeating: nil, count: commands.count)
+        var groups: [NodeAddress: [Int]] = [:]
+        for (index, command) in commands.enumerated() {
+            do throws(RedisClientError) {
+                groups[try await node(for: command.slot), default: []].append(index)
+            } catch {
+                results[index] = .failure(error)
+            }
+        }
+        // Every node's batch is written before any reply is awaited, so the
+        // nodes work on them at once; no child task is needed for that.
+        var inFlight: [(indices: [Int], node: NodeAddress, replies: Result<EventLoopFuture<[RESPValue]>, RedisClientError>)] = []
+        for (node, indices) in groups {
+            do throws(RedisClientError) {
+                let connection = try await pool(for: node).connection()
+                inFlight.append((indices, node, .success(connection.enqueue(batch: indices.map { commands[$0].arguments }))))
+            } catch {
+                inFlight.append((indices, node, .failure(error)))
+            }
+        }
+        var batches: [(indices: [Int], replies: Result<[RESPValue], RedisClientError>)] = []
+        for batch in inFlight {
+            switch batch.replies {
+            case let .success(future):
+                do throws(RedisClientError) {
+                    batches.append((batch.indices, .success(try await RedisConnection.replies(future, from: batch.node))))
+                } catch {
+                    batches.append((batch.indices, .failure(error)))
+                }
+            case let .failure(error):
+                batches.append((batch.indices, .failure(error)))
+            }
+        }
+        var retry: [Int] = []
+        for batch in batches {
+            switch batch.replies {
+            case let .success(replies):
+                for (index, reply) in zip(batch.indices, replies) {
+                    if case let .error(message) = reply {
+                        if Redirection(error: message) != nil { retry.append(index) } else { results[index] = .failure(.server(message)) }
+                    } else {
+                        results[index] = .success(reply)
+                    }
+                }
+            case let .failure(error):
+                for index in batch.indices {
+                    if commands[index].isIdempotent || error.commandSurelyNotSent { retry.append(index) } else { results[index] = .failure(error) }
+                }
+            }
+        }
+        for index in retry {
+            do throws(RedisClientError) {
+                results[index] = .success(try await send(commands[index], policy: policy))
+            } catch {
+                results[index] = .failure(error)
+            }
+        }
+        return results.map { $0! }
+    }
+
+    // MARK: - Topology
+
+    /// The master for `slot`, learning the topology first if it is unknown.
+    private func node(for slot: HashSlot?) async throws(RedisClientError) -> NodeAddress {
+        let known: NodeAddress? = try state.withLock { state throws(RedisClientError) in
+            guard !state.isShutDown else { throw .shutDown }
+            if let slot { return state.map.master(for: slot) }
+            return state.map.masterNodes.randomElement()
+        }
+        if let known { return known }
+        let map = try await refreshTopology()
+        if let slot {
+            guard let master = map.master(for: slot) else { throw .slotUnassigned(slot) }
+            return master
+        }
+        guard let any = map.masterNodes.randomElement() else { throw .topologyUnavailable(reason: "the cluster has no master") }
+        return any
+    }
+
+    /// The connection pool of `node`, created on first use.
+    func pool(for node: NodeAddress) throws(RedisClientError) -> NodeConnectionPool {
+        try state.withLock { state throws(RedisClientError) in
+            guard !state.isShutDown else { throw .shutDown }
+            if let pool = state.pools[node] { return pool }
+            let pool = NodeConnectionPool(
+                address: node, size: configuration.connectionsPerNode, options: configuration.connection,
+                backoff: configuration.reconnectBackoff, group: group
+            )
+            state.pools[node] = pool
+            return pool
+        }
+    }
+
+    /// Asks the cluster for its slot map now (one refresh at a time: a caller
+    /// arriving during one waits for it) and returns it.
+    @discardableResult
+    public func refreshTopology() async throws(RedisClientError) -> SlotMap {
+        let task: Task<Result<SlotMap, RedisClientError>, Never> = state.withLock { state in
+            if let running = state.refresh { return running }
+            let task = Task { await self.loadTopology() }
+            state.refresh = task
+            return task
+        }
+        let result = await task.value
+        state.withLock { state in
+            if state.refresh == task { state.refresh = nil }
+        }
+        return try result.get()
+    }
+
+    /// Starts a refresh in the background unless one ran in the last 100 ms.
+    private func startRefresh() {
+        let due = state.withLock { state in
+            guard !state.isShutDown, state.refresh == nil else { return false }
+            if let last = state.lastRefresh, ContinuousClock.now - last < .milliseconds(100) { return false }
+            state.lastRefresh = ContinuousClock.now
+            return true
+        }
+        if due { Task { _ = try? await self.refreshTopology() } }
+    }
+
+    /// Asks the known nodes, then the seeds, for `CLUSTER SLOTS`; keeps the
+    /// first answer that covers every slot, else the one that covers most.
+    private func loadTopology() async -> Result<SlotMap, RedisClientError> {
+        let current = state.withLock { $0.map }
+        var candidates: [NodeAddress] = []
+        for node in current.masterNodes + current.shards.flatMap(\.replicas) + configuration.seeds where !candidates.contains(node) {
+            candidates.append(node)
+        }
+        var best: SlotMap?
+        var lastError = "no node to ask"
+        for node in candidates {
+            do throws(RedisClientError) {
+                let connection = try await pool(for: node).connection()
+                let reply = try await connection.send(["CLUSTER", "SLOTS"])
+                let map = try SlotMap(clusterSlots: reply, fallbackHost: node.host)
+                if map.coversAllSlots {
+                    best = map
+                    break
+                }
+                if best == nil || map.shards.count > best!.shards.count { best = map }
+            } catch {
+                lastError = "\(node): \(error)"
+            }
+        }
+        guard let best else {
+            logger.debug("Redis cluster topology unavailable: \(lastError)")
+            return .failure(.topologyUnavailable(reason: lastError))
+        }
+        let changed = state.withLock { state in
+            defer {
+                state.map = best
+                state.lastRefresh = ContinuousClock.now
+                state.statistics.topologyRefreshes += 1
+            }
+            return state.map.masterNodes != best.masterNodes
+        }
+        if changed { logger.info("Redis cluster masters: \(best.masterNodes.map(\.description).joined(separator: ", "))") }
+        return .success(best)
+    }
+
+    /// Closes every connection; later commands fail with ``RedisClientError/shutDown``.
+    public func shutdown() async {
+        let (pools, refresh) = state.withLock { state in
+            state.isShutDown = true
+            defer { state.pools = [:] }
+            return (Array(state.pools.values), state.refresh)
+        }
+        _ = await refresh?.value
+        pools.forEach { $0.close() }
+    }
+}

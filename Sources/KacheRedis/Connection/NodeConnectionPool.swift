@@ -1,0 +1,107 @@
+import NIOCore
+import Synchronization
+
+/// A fixed number of connections to one node, opened on first use, used in
+/// turn (each carries many pipelined commands), and reopened after they fail.
+///
+/// After a failed connect the node is in back-off: until the delay passes,
+/// callers fail at once with ``RedisClientError/nodeBackingOff(_:)`` instead
+/// of each waiting for a connect timeout of their own. That keeps a `get`
+/// against a dead node as fast as a local miss.
+final class NodeConnectionPool: Sendable {
+    let address: NodeAddress
+    private let options: RedisConnection.Options
+    private let backoff: Backoff
+    private let group: any EventLoopGroup
+    private let onPush: @Sendable (RESPValue) -> Void
+
+    private enum Slot {
+        case empty
+        case connecting(EventLoopFuture<RedisConnection>)
+        case ready(RedisConnection)
+    }
+
+    private struct State {
+        var slots: [Slot]
+        var next = 0
+        var failures = 0
+        var retryAt: ContinuousClock.Instant?
+        var isClosed = false
+    }
+
+    private let state: Mutex<State>
+
+    init(address: NodeAddress, size: Int, options: RedisConnection.Options, backoff: Backoff,
+         group: any EventLoopGroup, onPush: @escaping @Sendable (RESPValue) -> Void = { _ in }) {
+        self.address = address
+        self.options = options
+        self.backoff = backoff
+        self.group = group
+        self.onPush = onPush
+        state = Mutex(State(slots: Array(repeating: .empty, count: max(size, 1))))
+    }
+
+    /// A connection, opening one if the next slot has none.
+    func connection() async throws(RedisClientError) -> RedisConnection {
+        enum Step { case use(RedisConnection), wait(EventLoopFuture<RedisConnection>), open(Int, EventLoopPromise<RedisConnection>) }
+        let step: Step = try state.withLock { state throws(RedisClientError) in
+            guard !state.isClosed else { throw .shutDown }
+            let index = state.next
+            state.next = (state.next + 1) % state.slots.count
+            switch state.slots[index] {
+            case let .ready(connection) where connection.isActive:
+                return .use(connection)
+            case let .connecting(future):
+                return .wait(future)
+            case .ready, .empty:
+                if let retryAt = state.retryAt, ContinuousClock.now < retryAt { throw .nodeBackingOff(address) }
+                let promise = group.next().makePromise(of: RedisConnection.self)
+                state.slots[index] = .connecting(promise.futureResult)
+                return .open(index, promise)
+            }
+        }
+        switch step {
+        case let .use(connection):
+            return connection
+        case let .wait(future):
+            do { return try await future.get() } catch { throw (error as? RedisClientError) ?? .connectionClosed(address) }
+        case let .open(index, promise):
+            do {
+                let connection = try await RedisConnection.connect(to: address, options: options, group: group, onPush: onPush)
+                let closed = state.withLock { state in
+                    state.failures = 0
+                    state.retryAt = nil
+                    state.slots[index] = .ready(connection)
+                    return state.isClosed
+                }
+                if closed { connection.close() }
+                promise.succeed(connection)
+                return connection
+            } catch {
+                state.withLock { state in
+                    state.failures += 1
+                    state.retryAt = ContinuousClock.now + backoff.delay(afterFailures: state.failures)
+                    state.slots[index] = .empty
+                }
+                promise.fail(error)
+                throw error
+            }
+        }
+    }
+
+    /// Closes every connection; later calls fail with ``RedisClientError/shutDown``.
+    func close() {
+        let slots = state.withLock { state in
+            state.isClosed = true
+            defer { state.slots = state.slots.map { _ in .empty } }
+            return state.slots
+        }
+        for slot in slots {
+            switch slot {
+            case let .ready(connection): connection.close()
+            case let .connecting(future): future.whenSuccess { $0.close() }
+            case .empty: break
+            }
+        }
+    }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import Kache
+import Logging
+import NIOCore
+import Synchronization
+
+/// A local ``Kache`` (memory and disk) in front of a Redis Cluster shared by
+/// every instance of an application.
+///
+/// - `set` writes both tiers: the local cache, and Redis with
+///   `SET key record PXAT expiry`, the same LZ4 record as the local file
+///   (``SharedTierRecord``) at the same absolute expiry.
+/// - `data(forKey:)` asks the local tier, then Redis (filling the local tier
+///   for the time the value has left), then answers nil.
+/// - `removeValue(forKey:)` removes from both.
+/// - When another instance sets or removes a key, Redis tells this one
+///   (`CLIENT TRACKING … BCAST`), and the local copy is dropped.
+///
+/// Redis failing never makes a read throw: a read that can't reach it is
+/// answered by the local tier, counted in ``statistics`` and logged once per
+/// outage. Writes to Redis are best-effort unless the configuration requires them.
+///
+/// ```swift
+/// let cache = try await TieredCache(local: Kache(directory: dir), seeds: ["127.0.0.1:7000"])
+/// try await cache.set(data, forKey: "user:1", ttl: .seconds(300))
+/// let value = await cache.data(forKey: "user:1")
+/// ```
+public final class TieredCache: Sendable {
+    /// The local tier.
+    public let local: Kache
+    /// The shared tier's client.
+    public let client: RedisClusterClient
+    /// The settings this cache was opened with.
+    public let configuration: TieredCacheConfiguration
+    private let logger: Logger
+    private let ownsClient: Bool
+
+    private let localHits = Atomic<Int>(0)
+    private let counters = Mutex(SharedTierStatistics())
+    private let ledger = Mutex(InvalidationLedger())
+    private let isHealthy = Mutex(true)
+    /// Own writes whose invalidation came back, to check against Redis in batches.
+    private let revalidations = Mutex<(pending: [(key: String, checksum: UInt64)], isDraining: Bool)>(([], false))
+    private let listener: InvalidationListener?
+
+    /// Opens a tiered cache over `local` and the cluster `client` talks to,
+    /// and starts tracking invalidations (when the configuration asks for it).
+    /// Never fails because of Redis: an unreachable cluster is tracked once it answers.
+    public init(local: Kache, client: RedisClusterClient, configuration: TieredCacheConfiguration = TieredCacheConfiguration()) async {
+        self.local = local
+        self.client = client
+        self.configuration = configuration
+        self.logger = client.configuration.logger
+        ownsClient = false
+        listener = configuration.tracksInvalidations ? InvalidationListener(
+            client: client, prefix: configuration.keyPrefix, interval: configuration.trackingCheckInterval, logger: client.configuration.logger
+        ) : nil
+        await startListening()
+    }
+
+    /// Opens a tiered cache over `local` and a new client for the cluster
+    /// reachable at `seeds` (`"host:port"`); ``close()`` shuts that client down.
+    public init(local: Kache, seeds: [String], configuration: TieredCacheConfiguration = TieredCacheConfiguration()) async throws(RedisClientError) {
+        let nodes = seeds.compactMap { NodeAddress($0) }
+        guard !nodes.isEmpty else { throw .topologyUnavailable(reason: "no seed of the form host:port among \(seeds)") }
+        self.local = local
+        let client = RedisClusterClient(configuration: RedisClusterConfiguration(seeds: nodes))
+        self.client = client
+        self.configuration = configuration
+        self.logger = client.configuration.logger
+        ownsClient = true
+        listener = configuration.tracksInvalidations ? InvalidationListener(
+            client: client, prefix: configuration.keyPrefix, interval: configuration.trackingCheckInterval, logger: client.configuration.logger
+        ) : nil
+        await startListening()
+    }
+
+    private func startListening() async {
+        guard listener != nil else { return }
+        listener?.bind(
+            onKeys: { [weak self] keys in self?.invalidate(keys) },
+            onGap: { [weak self] reason in self?.flushLocal(because: reason) }
+        )
+        await listener?.start()
+    }
+
+    /// Stops tracking invalidations (and shuts the client down if this cache created it).
+    public func close() async {
+        await listener?.stop()
+        if ownsClient { await client.shutdown() }
+    }
+
+    /// Whether invalidations are being received from every master now.
+    public var isTrackingInvalidations: Bool { listener?.isTrackingEveryMaster ?? false }
+
+    /// Counts since the cache opened.
+    public var statistics: SharedTierStatistics {
+        var snapshot = counters.withLock { $0 }
+        snapshot.localHits = localHits.load(ordering: .relaxed)
+        return snapshot
+    }
+
+    // MARK: - Values
+
+    /// Stores `data` under `key` until `ttl` from now, in the local tier and in Redis.
+    /// - Throws: ``TieredCacheError/local(_:)`` when the local tier refuses the
+    ///   value (nothing is sent to Redis then); ``TieredCacheError/sharedTier(_:)``
+    ///   when Redis fails and writes are ``TieredCacheConfiguration/WritePolicy/required``.
+    public func set(_ data: Data, forKey key: String, ttl: Duration) async throws(TieredCacheError) {
+        let now = local.configuration.clock.nanosecondsSince1970()
+        let expiry = now.addingReportingOverflow(ttl.nanoseconds).overflow ? Int64.max : now + ttl.nanoseconds
+        do {
+            try local.set(data, forKey: key, ttl: ttl)
+        } catch {
+            throw .local(error)
+        }
+        let record = SharedTierRecord.encode(data, key: key, expiry: expiry, compressionThreshold: configuration.compressionThreshold)
+        let checksum = Self.checksum(of: record)
+        ledger.withLock { $0.noteOwnWrite(key, checksum: checksum) }
+        let command = RedisCommand(
+            ["SET", RESPArgument(configuration.keyPrefix + key), RESPArgument(ByteBuffer(copying: record)), "PXAT", RESPArgument(Self.milliseconds(ceilingOf: expiry))],
+            keyIndex: 1
+        )
+        do throws(RedisClientError) {
+            try await client.send(command, policy: configuration.writePolicy)
+            noteHealthy()
+        } catch {
+            ledger.withLock { $0.forgetOwnWrite(key) }
+            try noteWriteFailure(error, key: key)
+        }
+    }
+
+    /// The value of `key`: from the local tier, else from Redis (then kept
+    /// locally for the time it has left), else nil. Never throws: when Redis
+    /// can't answer within the read policy, the answer is the local tier's.
+    public func data(forKey key: String) async -> Data? {
+        if let value = local.data(forKey: key) {
+            localHits.add(1, ordering: .relaxed)
+            return value
+        }
+        let epoch = ledger.withLock { $0.epoch }
+        let reply: RESPValue
+        do throws(RedisClientError) {
+            reply = try await client.send(RedisCommand(["GET", RESPArgument(configuration.keyPrefix + key)], keyIndex: 1), policy: configuration.readPolicy)
+            noteHealthy()
+        } catch {
+            noteReadFailure(error)
+            return nil
+        }
+        guard case let .bulkString(buffer) = reply else {
+            counters.withLock { $0.misses += 1 }
+            return nil
+        }
+        let record: SharedTierRecord
+        do {
+            record = try SharedTierRecord.decode(Data(copying: buffer))
+        } catch {
+            counters.withLock { $0.damagedRecords += 1 }
+            logger.warning("Kache read a damaged record for \(key) from Redis: \(error)")
+            return nil
+        }
+        guard record.key == key || record.key == key.precomposedStringWithCanonicalMapping, record.kind == .topLevel else {
+            counters.withLock { $0.damagedRecords += 1 }
+            return nil
+        }
+        let remaining = record.expiry - local.configuration.clock.nanosecondsSince1970()
+        guard remaining > 0 else {
+            counters.withLock { $0.misses += 1 }
+            return nil
+        }
+        counters.withLock { $0.sharedHits += 1 }
+        if (try? local.set(record.value, forKey: key, ttl: .nanoseconds(remaining))) != nil,
+           ledger.withLock({ $0.wasInvalidated(key, since: epoch) })
+        {
+            // Changed while we read it: what we read may be the old value.
+            local.removeValue(forKey: key)
+        }
+        return record.value
+    }
+
+    /// Removes `key` from both tiers.
+    /// - Throws: ``TieredCacheError/sharedTier(_:)`` when Redis fails and writes are required.
+    public func removeValue(forKey key: String) async throws(TieredCacheError) {
+        local.removeValue(forKey: key)
+        ledger.withLock { $0.forgetOwnWrite(key) }
+        do throws(RedisClientError) {
+            try await client.send(RedisCommand(["DEL", RESPArgument(configuration.keyPrefix + key)], keyIndex: 1), policy: configuration.writePolicy)
+            noteHealthy()
+        } catch {
+            try noteWriteFailure(error, key: key)
+        }
+    }
+
+    // MARK: - Pools and Queues
+
+    /// The Pool named `name` in Redis, holding at most `capacity` keys.
+    public func pool(named name: String, capacity: Int) -> SharedPool {
+        SharedPool(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
+                   clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
+    }
+
+    /// The Queue named `name` in Redis, holding at most `capacity` items.
+    public func queue(named name: String, capacity: Int) -> SharedQueue {
+        SharedQueue(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
+                    clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
+    }
+
+    // MARK: - Coherence
+
+    /// Drops the local copies of keys another instance changed. A key this
+    /// instance wrote itself is checked against Redis first (see ``InvalidationLedger``).
+    private func invalidate(_ keys: [String]?) {
+        guard let keys else {
+            flushLocal(because: "a Redis node was flushed")
+            return
+        }
+        for key in keys {
+            let own = ledger.withLock { $0.noteInvalidation(key) }
+            counters.withLock { $0.invalidationsReceived += 1 }
+            if let own {
+                scheduleRevalidation(key, ownChecksum: own)
+            } else {
+                drop(key)
+            }
+        }
+    }
+
+    private func drop(_ key: String) {
+        local.removeValue(forKey: key)
+        counters.withLock { $0.localCopiesDropped += 1 }
+        configuration.onInvalidation?(key)
+    }
+
+    private func scheduleRevalidation(_ key: String, ownChecksum: UInt64) {
+        let start = revalidations.withLock { state in
+            state.pending.append((key, ownChecksum))
+            defer { state.isDraining = true }
+            return !state.isDraining
+        }
+        if start { Task { await self.drainRevalidations() } }
+    }
+
+    /// Keeps the local copy of a key this instance wrote only if Redis still
+    /// holds that very record; asks for up to 256 keys in one pipeline.
+    private func drainRevalidations() async {
+        while true {
+            let batch: [(key: String, checksum: UInt64)] = revalidations.withLock { state in
+                let batch = Array(state.pending.prefix(256))
+                state.pending.removeFirst(batch.count)
+                if batch.isEmpty { state.isDraining = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            let replies = await client.pipeline(
+                batch.map { RedisCommand(["GET", RESPArgument(configuration.keyPrefix + $0.key)], keyIndex: 1) },
+                policy: configuration.readPolicy
+            )
+            for (item, reply) in zip(batch, replies) {
+                switch reply {
+                case let .success(.bulkString(buffer)) where Self.checksum(of: Data(copying: buffer)) == item.checksum:
+                    continue
+                case .success:
+                    drop(item.key)
+                case let .failure(error):
+                    // Redis can't say (down, failing over): keep serving the copy, as
+                    // during any outage; tracking starts again on a new master with
+                    // the local tier emptied.
+                    noteReadFailure(error)
+                }
+            }
+        }
+    }
+
+    private func flushLocal(because reason: String) {
+        ledger.withLock { $0.noteEverythingInvalidated() }
+        local.removeAll()
+        counters.withLock { $0.localFlushes += 1 }
+        logger.warning("Kache emptied its local tier: \(reason), so changes made elsewhere may have been missed")
+    }
+
+    // MARK: - Faults
+
+    private func noteHealthy() {
+        guard !isHealthy.withLock({ $0 }) else { return }
+        let changed = isHealthy.withLock { healthy in
+            defer { healthy = true }
+            return !healthy
+        }
+        if changed { logger.info("Kache's shared tier answers again") }
+    }
+
+    private func noteReadFailure(_ error: RedisClientError) {
+        counters.withLock { $0.readErrors += 1 }
+        noteUnhealthy(error)
+    }
+
+    private func noteWriteFailure(_ error: RedisClientError, key: String) throws(TieredCacheError) {
+        counters.withLock { $0.writeErrors += 1 }
+        noteUnhealthy(error)
+        if configuration.writes == .required { throw .sharedTier(error) }
+    }
+
+    private func noteUnhealthy(_ error: RedisClientError) {
+        if case .server = error {
+            logger.warning("Redis refused a command of Kache's shared tier: \(error)")
+            return
+        }
+        let changed = isHealthy.withLock { healthy in
+            defer { healthy = false }
+            return healthy
+        }
+        if changed { logger.warning("Kache's shared tier is unavailable (\(error)); serving from the local tier alone") }
+    }
+
+    // MARK: - Helpers
+
+    /// The record's XXH64 checksum field (bytes 4 ..< 12), 0 for a short record.
+    static func checksum(of record: Data) -> UInt64 {
+        guard record.count >= 12 else { return 0 }
+        return record.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt64.self)) }
+    }
+
+    /// Nanoseconds rounded up to whole milliseconds (Redis's PXAT unit): Redis
+    /// never drops a value before the record's own expiry, which reads check.
+    static func milliseconds(ceilingOf nanoseconds: Int64) -> Int64 {
+        nanoseconds / 1_000_000 + (nanoseconds % 1_000_000 > 0 ? 1 : 0)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Kache
+import Testing
+@testable import KacheRedis
+
+extension LiveClusterTests {
+    @Suite struct FailoverTests {
+        /// A master is killed (SIGKILL, by its pid). The local tier answers
+        /// throughout; once its replica takes over, the client finds it and
+        /// the shared tier works again for the slots the dead master held.
+        @Test(.timeLimit(.minutes(2))) func killingAMaster_localTierServesAndSharedTierResumesWithin10s() async throws {
+            try await LiveCluster.with(replicas: true) { cluster in
+                let client = cluster.client()
+                let cache = await TieredCache(local: try Kache(inMemory: Kache.Configuration()), client: client)
+                let map = try await client.refreshTopology()
+                let victim = map.shards.first { $0.slots.contains(0) }!
+                let keys = (0..<300).map { "failover:\($0)" }
+                for key in keys { try await cache.set(Data(key.utf8), forKey: key, ttl: .seconds(120)) }
+                let doomedKey = try #require(keys.first { map.master(for: HashSlot(key: "kache:" + $0)) == victim.master })
+                #expect(cache.statistics.writeErrors == 0)
+
+                let pid = try #require(zip(cluster.ports, cluster.pids).first { $0.0 == victim.master.port }?.1)
+                kill(pid, SIGKILL)
+                let killedAt = ContinuousClock.now
+
+                // Until the shared tier takes writes for the dead master's slots again,
+                // every local read is still answered.
+                var localReads = 0
+                var resumedAfter: Duration?
+                while ContinuousClock.now - killedAt < .seconds(20) {
+                    for key in keys.prefix(50) {
+                        #expect(await cache.data(forKey: key) == Data(key.utf8))
+                        localReads += 1
+                    }
+                    let probe = RedisCommand(["SET", RESPArgument("kache:" + doomedKey), "after failover"], keyIndex: 1)
+                    if (try? await client.send(probe, policy: RetryPolicy(maximumAttempts: 2, budget: .milliseconds(200)))) != nil {
+                        resumedAfter = ContinuousClock.now - killedAt
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                let resumed = try #require(resumedAfter, "the shared tier did not resume within 20 s")
+                print("failover: shared tier resumed \(resumed) after the master was killed; \(localReads) local reads served meanwhile, \(client.statistics.retries) retries")
+                #expect(resumed < .seconds(10))
+                let newMaster = try await client.refreshTopology().master(for: HashSlot(key: "kache:" + doomedKey))
+                // A node started as a replica (the script creates masters first).
+                #expect(newMaster != victim.master && newMaster.map { cluster.ports.dropFirst(3).contains($0.port) } == true)
+                // The tiered cache reads through to Redis again.
+                cache.local.removeValue(forKey: doomedKey)
+                #expect(await cache.data(forKey: doomedKey) == nil, "the probe overwrote the record with bytes that are not one")
+                cache.local.removeValue(forKey: keys[1])
+                try await waitUntil(.seconds(10)) { await cache.data(forKey: keys[1]) == Data(keys[1].utf8) }
+                await cache.close()
+                await client.shutdown()
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import KacheRedis
+import Testing
+
+/// A Redis Cluster of this test's own, started by scripts/redis-cluster.sh on
+/// 127.0.0.1 and always stopped: after the body, whether it returned or threw,
+/// and by the script's watcher if the test process dies first.
+struct LiveCluster {
+    let state: String
+    let seeds: [NodeAddress]
+    /// Every node's port, masters first as created, then replicas.
+    let ports: [Int]
+    /// The pid of each node, in the order of `ports`.
+    let pids: [Int32]
+
+    static let script: String = {
+        var folder = URL(fileURLWithPath: #filePath)
+        while folder.path != "/" {
+            folder.deleteLastPathComponent()
+            let candidate = folder.appendingPathComponent("scripts/redis-cluster.sh")
+            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.path }
+        }
+        return "scripts/redis-cluster.sh"
+    }()
+
+    static var isAvailable: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server") || FileManager.default.isExecutableFile(atPath: "/usr/local/bin/redis-server")
+    }
+
+    /// Runs `body` with a fresh cluster (3 masters, and 3 replicas when `replicas`).
+    static func with<T>(replicas: Bool = false, _ body: (LiveCluster) async throws -> T) async throws -> T {
+        let started = try await ChildProcess.run(
+            ["bash", script, "start", "--replicas", replicas ? "1" : "0", "--owner-pid", String(getpid())], timeout: .seconds(90)
+        )
+        let fields = Dictionary(uniqueKeysWithValues: started.stdout.split(separator: "\n").compactMap { line -> (String, String)? in
+            guard let equals = line.firstIndex(of: "=") else { return nil }
+            return (String(line[..<equals]), String(line[line.index(after: equals)...]))
+        })
+        guard started.status == 0, let state = fields["KACHE_REDIS_STATE"], let seeds = fields["KACHE_REDIS_SEEDS"] else {
+            Issue.record("redis-cluster.sh start failed (\(started.status)): \(started.stderr)")
+            throw CancellationError()
+        }
+        let cluster = LiveCluster(
+            state: state,
+            seeds: seeds.split(separator: ",").compactMap { NodeAddress($0) },
+            ports: ((try? String(contentsOfFile: state + "/ports", encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int($0) },
+            pids: ((try? String(contentsOfFile: state + "/pids", encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+        )
+        do {
+            let result = try await body(cluster)
+            await cluster.stop()
+            return result
+        } catch {
+            await cluster.stop()
+            throw error
+        }
+    }
+
+    func stop() async {
+        _ = try? await ChildProcess.run(["bash", Self.script, "stop", "--state", state], timeout: .seconds(30))
+    }
+
+    /// `redis-cli` against node `port`, bounded in time.
+    func cli(_ port: Int, _ arguments: [String], timeout: Duration = .seconds(30)) async throws -> ChildProcess.Outcome {
+        try await ChildProcess.run(["redis-cli", "-h", "127.0.0.1", "-p", String(port)] + arguments, timeout: timeout)
+    }
+
+    /// A client configured for tests: short timeouts, quick back-off.
+    func client(connectionsPerNode: Int = 2) -> RedisClusterClient {
+        RedisClusterClient(configuration: RedisClusterConfiguration(
+            seeds: seeds, connectionsPerNode: connectionsPerNode,
+            connection: RedisConnection.Options(commandTimeout: .seconds(2), connectTimeout: .milliseconds(500)),
+            reconnectBackoff: Backoff(base: .milliseconds(10), maximum: .milliseconds(200)),
+            maximumAttempts: 40, retryBudget: .seconds(5)
+        ))
+    }
+}

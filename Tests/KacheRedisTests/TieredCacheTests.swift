@@ -1,0 +1,75 @@
+import Foundation
+import Kache
+import Testing
+@testable import KacheRedis
+
+extension LiveClusterTests {
+    @Suite struct TieredCacheTests {
+        @Test(.timeLimit(.minutes(1))) func bothTiersHoldTheSameRecordUntilTheSameInstant() async throws {
+            try await LiveCluster.with { cluster in
+                let client = cluster.client()
+                let cache = await TieredCache(local: try Kache(inMemory: Kache.Configuration()), client: client)
+                let value = Data(String(repeating: "a shared value ", count: 100).utf8)
+                try await cache.set(value, forKey: "user:1", ttl: .seconds(300))
+                #expect(cache.local.data(forKey: "user:1") == value)
+
+                let stored = try await client.send(RedisCommand(["GET", "kache:user:1"], keyIndex: 1))
+                let record = try SharedTierRecord.decode(Data(try #require(stored.bytes)))
+                #expect(record.value == value && record.key == "user:1")
+                #expect(stored.bytes!.count < value.count, "the record is LZ4-compressed, as the local file")
+                let expiresAt = try #require(try await client.send(RedisCommand(["PEXPIRETIME", "kache:user:1"], keyIndex: 1)).integer)
+                #expect(expiresAt == TieredCache.milliseconds(ceilingOf: record.expiry))
+                let left = Double(record.expiry) / 1e9 - Date().timeIntervalSince1970
+                #expect(left > 295 && left <= 300)
+
+                // A miss in the local tier is filled from Redis with the time left.
+                cache.local.removeValue(forKey: "user:1")
+                #expect(await cache.data(forKey: "user:1") == value)
+                #expect(cache.local.data(forKey: "user:1") == value)
+                #expect(cache.statistics.sharedHits == 1)
+
+                try await cache.removeValue(forKey: "user:1")
+                #expect(cache.local.data(forKey: "user:1") == nil)
+                #expect(try await client.send(RedisCommand(["EXISTS", "kache:user:1"], keyIndex: 1)).integer == 0)
+                #expect(await cache.data(forKey: "user:1") == nil)
+                #expect(cache.statistics.readErrors == 0 && cache.statistics.writeErrors == 0)
+                await cache.close()
+                await client.shutdown()
+            }
+        }
+
+        /// Two tiered caches in one process: a set or removal by one drops the
+        /// other's local copy, and a cache's own write does not drop its own.
+        @Test(.timeLimit(.minutes(1))) func aChangeElsewhereDropsTheLocalCopy() async throws {
+            try await LiveCluster.with { cluster in
+                let clients = [cluster.client(), cluster.client()]
+                let a = await TieredCache(local: try Kache(inMemory: Kache.Configuration()), client: clients[0])
+                let b = await TieredCache(local: try Kache(inMemory: Kache.Configuration()), client: clients[1])
+                try await a.set(Data("one".utf8), forKey: "k", ttl: .seconds(60))
+                #expect(await b.data(forKey: "k") == Data("one".utf8))
+                try await a.set(Data("two".utf8), forKey: "k", ttl: .seconds(60))
+                try await waitUntil { b.local.data(forKey: "k") == nil }
+                #expect(await b.data(forKey: "k") == Data("two".utf8))
+                // A's own write came back as an invalidation and was checked, not dropped.
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(a.local.data(forKey: "k") == Data("two".utf8))
+                try await a.removeValue(forKey: "k")
+                try await waitUntil { b.local.data(forKey: "k") == nil }
+                #expect(await b.data(forKey: "k") == nil)
+                await a.close()
+                await b.close()
+                for client in clients { await client.shutdown() }
+            }
+        }
+    }
+}
+
+/// Waits (20 ms steps, at most `limit`) until `condition` holds; records an issue if it never does.
+func waitUntil(_ limit: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    Issue.record("condition not met within \(limit)", sourceLocation: sourceLocation)
+}
