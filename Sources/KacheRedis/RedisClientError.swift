@@ -24,6 +24,7 @@ public enum RedisClientError: Error, Sendable, CustomStringConvertible {
     /// The client was shut down.
     case shutDown
 
+    /// The error as a sentence.
     public var description: String {
         switch self {
         case let .server(message): return "Redis replied with an error: \(message)"

@@ -36,8 +36,10 @@ public struct HashSlot: Hashable, Sendable, Comparable, CustomStringConvertible 
         value = argument.withBytes { Self.slot(of: $0) }
     }
 
+    /// Slots order by number.
     public static func < (lhs: HashSlot, rhs: HashSlot) -> Bool { lhs.value < rhs.value }
 
+    /// The slot number.
     public var description: String { String(value) }
 
     /// The part of `key` that is hashed: what lies between the first `{` and the

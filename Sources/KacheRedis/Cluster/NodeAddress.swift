@@ -20,5 +20,6 @@ public struct NodeAddress: Hashable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
+    /// `host:port`.
     public var description: String { "\(host):\(port)" }
 }

@@ -16,6 +16,7 @@ public enum RESPProtocolError: Error, Equatable, Sendable, CustomStringConvertib
     /// A RESP3 boolean other than `t` or `f`, or a double that does not parse.
     case invalidScalar
 
+    /// The error as a sentence.
     public var description: String {
         switch self {
         case let .unknownType(byte): return "unknown RESP type byte 0x\(String(byte, radix: 16))"

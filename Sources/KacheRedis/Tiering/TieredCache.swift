@@ -46,29 +46,25 @@ public final class TieredCache: Sendable {
     /// Opens a tiered cache over `local` and the cluster `client` talks to,
     /// and starts tracking invalidations (when the configuration asks for it).
     /// Never fails because of Redis: an unreachable cluster is tracked once it answers.
-    public init(local: Kache, client: RedisClusterClient, configuration: TieredCacheConfiguration = TieredCacheConfiguration()) async {
-        self.local = local
-        self.client = client
-        self.configuration = configuration
-        self.logger = client.configuration.logger
-        ownsClient = false
-        listener = configuration.tracksInvalidations ? InvalidationListener(
-            client: client, prefix: configuration.keyPrefix, interval: configuration.trackingCheckInterval, logger: client.configuration.logger
-        ) : nil
-        await startListening()
+    public convenience init(local: Kache, client: RedisClusterClient, configuration: TieredCacheConfiguration = TieredCacheConfiguration()) async {
+        await self.init(local: local, client: client, configuration: configuration, ownsClient: false)
     }
 
     /// Opens a tiered cache over `local` and a new client for the cluster
     /// reachable at `seeds` (`"host:port"`); ``close()`` shuts that client down.
-    public init(local: Kache, seeds: [String], configuration: TieredCacheConfiguration = TieredCacheConfiguration()) async throws(RedisClientError) {
+    public convenience init(local: Kache, seeds: [String], configuration: TieredCacheConfiguration = TieredCacheConfiguration()) async throws(RedisClientError) {
         let nodes = seeds.compactMap { NodeAddress($0) }
         guard !nodes.isEmpty else { throw .topologyUnavailable(reason: "no seed of the form host:port among \(seeds)") }
-        self.local = local
         let client = RedisClusterClient(configuration: RedisClusterConfiguration(seeds: nodes))
+        await self.init(local: local, client: client, configuration: configuration, ownsClient: true)
+    }
+
+    private init(local: Kache, client: RedisClusterClient, configuration: TieredCacheConfiguration, ownsClient: Bool) async {
+        self.local = local
         self.client = client
         self.configuration = configuration
         self.logger = client.configuration.logger
-        ownsClient = true
+        self.ownsClient = ownsClient
         listener = configuration.tracksInvalidations ? InvalidationListener(
             client: client, prefix: configuration.keyPrefix, interval: configuration.trackingCheckInterval, logger: client.configuration.logger
         ) : nil

@@ -7,6 +7,7 @@ public enum TieredCacheError: Error, Sendable, CustomStringConvertible {
     /// Redis did not take the write, and the configuration requires it to.
     case sharedTier(RedisClientError)
 
+    /// The error as a sentence.
     public var description: String {
         switch self {
         case let .local(error): return "the local tier refused the write: \(error)"
