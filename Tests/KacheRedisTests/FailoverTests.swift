@@ -25,11 +25,19 @@ extension LiveClusterTests {
 
                 // Until the shared tier takes writes for the dead master's slots again,
                 // every local read is still answered.
+                // Never a wrong value. A miss is possible in one case: on a loaded
+                // machine a tracking link to a surviving master can drop and come
+                // back before the failover, and that gap flushes the local tier
+                // (invalidations may have been missed), so the dead master's keys
+                // miss until its replica serves them (docs/REDIS.md, known gaps).
                 var localReads = 0
+                var misses = 0
                 var resumedAfter: Duration?
                 while ContinuousClock.now - killedAt < .seconds(20) {
                     for key in keys.prefix(50) {
-                        #expect(await cache.data(forKey: key) == Data(key.utf8))
+                        let value = await cache.data(forKey: key)
+                        #expect(value == nil || value == Data(key.utf8))
+                        if value == nil { misses += 1 }
                         localReads += 1
                     }
                     let probe = RedisCommand(["SET", RESPArgument("kache:" + doomedKey), "after failover"], keyIndex: 1)
@@ -40,7 +48,8 @@ extension LiveClusterTests {
                     try await Task.sleep(for: .milliseconds(50))
                 }
                 let resumed = try #require(resumedAfter, "the shared tier did not resume within 20 s")
-                print("failover: shared tier resumed \(resumed) after the master was killed; \(localReads) local reads served meanwhile, \(client.statistics.retries) retries")
+                print("failover: shared tier resumed \(resumed) after the master was killed; \(localReads) local reads meanwhile, \(misses) misses, \(client.statistics.retries) retries")
+                #expect(misses == 0 || cache.statistics.localFlushes > 0, "a miss without a gap flush")
                 #expect(resumed < .seconds(10))
                 let newMaster = try await client.refreshTopology().master(for: HashSlot(key: "kache:" + doomedKey))
                 // A node started as a replica (the script creates masters first).
