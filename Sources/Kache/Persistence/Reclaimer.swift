@@ -47,10 +47,13 @@ final class Reclaimer: Sendable {
     /// bytes; returns at once if another thread is reclaiming. Call outside
     /// any change under way (it pauses changes to delete files).
     func reclaimIfDue() {
+        // Over the budget, reclaim sooner, but not on every set: a checkpoint
+        // can only free what was appended since the last one.
+        let soon = segments.maximumLength / 4
         let due = store.withLock { state in
             state.segments.deadBytes > 0
                 && (state.segments.appendedSinceCheckpoint >= max(Reclaimer.checkpointInterval, state.segments.liveBytes)
-                    || state.isOverDiskBudgetWithDeadBytes)
+                    || state.segments.appendedSinceCheckpoint >= soon && state.isOverDiskBudgetWithDeadBytes)
         }
         guard due else { return }
         reclaim(checkpointing: true)
