@@ -119,10 +119,4 @@ struct SegmentLedger: Sendable {
         .sorted { $0.value.deadBytes > $1.value.deadBytes }
         .map(\.key)
     }
-
-    /// Dead bytes in files the checkpoint does not cover yet: a new checkpoint
-    /// would let them go.
-    var uncoveredDeadBytes: Int {
-        segments.values.reduce(0) { $0 + (isCovered($1) ? 0 : $1.deadBytes) }
-    }
 }
