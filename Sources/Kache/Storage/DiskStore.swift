@@ -246,10 +246,11 @@ final class DiskStore: Sendable {
     }
 
     /// Reads the file at `path` whole, refusing a symbolic link in its place
-    /// (`O_NOFOLLOW`) and anything but a regular file. The one whole-file read
-    /// of the engine and of `CacheDirectory`.
+    /// (`O_NOFOLLOW`) and anything but a regular file (`O_NONBLOCK`, so a FIFO
+    /// planted in its place can't block the open). The one whole-file read of
+    /// the engine (entry files, the manifest) and of `CacheDirectory`.
     static func readWholeFile(path: String, maximumLength: Int = .max) -> WholeFile {
-        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             switch errno {
             case ENOENT: return .missing
@@ -579,23 +580,14 @@ final class DiskStore: Sendable {
     /// fails to decode, so it is quarantined and never followed.
     func readManifest() throws(KacheError) -> [UInt8]? {
         let path = "\(root)/\(Self.manifestFile)"
-        let fd = DiskStore.openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else {
-            switch errno {
-            case ENOENT: return nil
-            case ELOOP: return []
-            case let code: throw .fileOperation("Reading the manifest", path: path, errno: code)
-            }
+        switch DiskStore.readWholeFile(path: path) {
+        case .missing: return nil
+        case .notARegularFile, .tooLong: return []
+        case let .unreadable(code): throw .fileOperation("Reading the manifest", path: path, errno: code)
+        case let .bytes(bytes, _): return [UInt8](bytes)
         }
-        defer { Glibc.close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .fileOperation("Reading the manifest", path: path, errno: errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return [] }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        let got = bytes.withUnsafeMutableBytes { DiskStore.readFully(fd, path: path, at: 0, into: $0) }
-        guard got >= 0 else { throw .fileOperation("Reading the manifest", path: path, errno: errno) }
-        return Array(bytes[..<got])
     }
+
 
     /// Moves a manifest that does not decode into quarantine.
     func quarantineManifest() {
