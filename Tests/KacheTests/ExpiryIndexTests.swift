@@ -2,35 +2,48 @@ import Testing
 @testable import Kache
 
 @Suite struct ExpiryIndexTests {
+    /// The reference of key `slot`'s version `sequence` (slots stand for keys here).
+    private func ref(_ slot: Int, _ sequence: UInt64) -> EntryRef {
+        EntryRef(shard: 0, slot: slot, sequence: sequence)
+    }
+
     @Test func popsInExpiryThenWriteOrder() {
         var index = ExpiryIndex()
-        index.insert(key: "c", expiry: 30, sequence: 1)
-        index.insert(key: "a", expiry: 10, sequence: 3)
-        index.insert(key: "b", expiry: 10, sequence: 2)
-        index.insert(key: "d", expiry: 20, sequence: 4)
-        var order: [String] = []
-        while let item = index.popEarliest(isLive: { _ in true }) { order.append(item.key) }
-        #expect(order == ["b", "a", "d", "c"])
+        index.insert(ref(3, 1), expiry: 30)
+        index.insert(ref(1, 3), expiry: 10)
+        index.insert(ref(2, 2), expiry: 10)
+        index.insert(ref(4, 4), expiry: 20)
+        var order: [Int] = []
+        while let item = index.popEarliest(isLive: { _ in true }) { order.append(item.ref.slot) }
+        #expect(order == [2, 1, 4, 3])
+    }
+
+    /// Write order survives the sequences' low 32 bits wrapping around.
+    @Test func writeOrderAcrossTheWrapOfTheTag() {
+        var index = ExpiryIndex()
+        index.insert(ref(2, 1 << 32 + 5), expiry: 10) // tag 5, written after tag 0xFFFF_FFF0
+        index.insert(ref(1, 1 << 32 - 16), expiry: 10)
+        #expect(index.popEarliest(isLive: { _ in true })?.ref.slot == 1)
+        #expect(index.popEarliest(isLive: { _ in true })?.ref.slot == 2)
     }
 
     @Test func staleItemsAreSkipped() {
         var index = ExpiryIndex()
-        var live: [String: UInt64] = [:]
-        index.insert(key: "k", expiry: 5, sequence: 1)
-        index.insert(key: "k", expiry: 50, sequence: 2) // overwrite: the first item is stale
-        index.insert(key: "j", expiry: 20, sequence: 3)
-        live = ["k": 2, "j": 3]
-        let isLive = { (item: ExpiryIndex.Item) in live[item.key] == item.sequence }
-        #expect(index.popEarliest(isLive: isLive)?.key == "j")
+        index.insert(ref(1, 1), expiry: 5)
+        index.insert(ref(1, 2), expiry: 50) // overwrite: the first item is stale
+        index.insert(ref(2, 3), expiry: 20)
+        let live: [Int: UInt32] = [1: 2, 2: 3]
+        let isLive = { (item: ExpiryIndex.Item) in live[item.ref.slot] == item.ref.tag }
+        #expect(index.popEarliest(isLive: isLive)?.ref.slot == 2)
         #expect(index.popEarliest(isLive: isLive)?.expiry == 50)
         #expect(index.popEarliest(isLive: isLive) == nil)
     }
 
     @Test func compactionKeepsOnlyLiveItems() {
         var index = ExpiryIndex()
-        for sequence in 0 ..< UInt64(5000) { index.insert(key: "hot", expiry: Int64(sequence), sequence: sequence) }
+        for sequence in 0 ..< UInt64(5000) { index.insert(ref(7, sequence), expiry: Int64(sequence)) }
         #expect(index.needsCompaction(liveCount: 1))
-        index.rebuild(from: [ExpiryIndex.Item(expiry: 4999, sequence: 4999, key: "hot")])
+        index.rebuild(from: [ExpiryIndex.Item(expiry: 4999, ref: ref(7, 4999))])
         #expect(index.count == 1)
     }
 }

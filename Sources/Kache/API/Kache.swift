@@ -23,6 +23,8 @@ public final class Kache: Sendable {
     public let directory: URL?
 
     let store: Store
+    /// The store's entry index, for reads from memory, which take only a shard lock.
+    let index: EntryIndex
     let persister: Persister?
     let writeBehind: WriteBehind?
     /// Gives dead segment bytes back (checkpoints, whole-file deletes, compaction).
@@ -72,6 +74,7 @@ public final class Kache: Sendable {
         }
         self.configuration = configuration
         self.store = store
+        index = store.withLock { $0.index }
         self.directory = disk == nil ? nil : directory
         let persister = disk.map {
             Persister(store: store, disk: $0, logger: configuration.logger, writesTombstones: configuration.segmentThreshold > 0 || !$0.segments.lengths().isEmpty)
@@ -169,8 +172,7 @@ public final class Kache: Sendable {
 
     /// Whether `key` holds a live value (no file is read).
     public func contains(_ key: String) -> Bool {
-        let now = clock.nanosecondsSince1970()
-        return store.withLock { $0.contains(space: StoreState.topLevel, key: key, now: now) }
+        return index.contains(space: StoreState.topLevel, key: key, now: clock.nanosecondsSince1970())
     }
 
     /// Removes the value stored under `key`, and its file. Does nothing if there is none.
@@ -200,11 +202,12 @@ public final class Kache: Sendable {
     public var statistics: Statistics {
         let pending = writeBehind?.pendingCount ?? 0
         let written = disk?.bytesWritten ?? 0
+        let reads = index.readCounts
         return store.withLock { state in
             Statistics(
-                memoryHits: state.counters.memoryHits,
+                memoryHits: reads.memoryHits,
                 diskHits: state.counters.diskHits,
-                misses: state.counters.misses,
+                misses: reads.misses + state.counters.misses,
                 sets: state.counters.sets,
                 expirations: state.counters.expirations,
                 evictions: state.counters.evictions,
@@ -298,7 +301,7 @@ public final class Kache: Sendable {
     /// The removals whose key is not back in the index (a rolled-back insert
     /// put some back): only those need a tombstone.
     private static func stayedOut(_ removals: [Removal], store: Store) -> [Removal] {
-        store.withLock { state in removals.filter { state.spaces[$0.spaceIndex].entries[$0.key] == nil } }
+        store.withLock { state in removals.filter { !state.hasEntry(space: $0.spaceIndex, key: $0.key) } }
     }
 
     /// The longest segment file: 4 MiB, or a 16th of a small disk budget, so
@@ -314,6 +317,14 @@ public final class Kache: Sendable {
     func fetch(space ref: KeySpace.Ref, key: String, insideChange: Bool = false) -> Data? {
         let space = ref.index
         let now = clock.nanosecondsSince1970()
+        // From memory under the key's shard lock alone; a value on disk is
+        // looked up again under the store's lock, which a segment file is
+        // retired under, so that the file taken is the one the location names.
+        let fast = index.lookup(space: space, key: key, now: now)
+        guard case .onDisk = fast else {
+            if case let .hit(value) = fast { return value }
+            return nil
+        }
         let segments = persister?.segments
         let (lookup, file) = store.withLock { state in
             let lookup = state.lookup(space: space, key: key, now: now)

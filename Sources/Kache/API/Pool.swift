@@ -62,7 +62,7 @@ extension Kache {
 
         /// The keys, earliest expiry first: the order in which they would be evicted.
         /// - Complexity: O(n log n)
-        public var keys: [String] { cache.store.withLock { $0.spaces[index].keysByExpiry } }
+        public var keys: [String] { cache.store.withLock { $0.keysByExpiry(space: index) } }
 
         /// Counts of this Pool.
         public var statistics: KeySpaceStatistics { cache.store.withLock { KeySpaceStatistics($0.spaces[index]) } }

@@ -96,7 +96,8 @@ extension Kache {
             let now = clock.nanosecondsSince1970()
             if !remove {
                 let oldest = store.withLock { state -> (key: String, sequence: UInt64, expiry: Timestamp)? in
-                    guard !state.isClosed, let key = state.spaces[space].oldestKey(), let record = state.spaces[space].entries[key] else { return nil }
+                    guard !state.isClosed, let ref = state.spaces[space].oldest(index: state.index),
+                          let (_, key, record) = state.index.entry(ref) else { return nil }
                     return (key, record.sequence, record.expiry)
                 }
                 guard let oldest else { return nil }

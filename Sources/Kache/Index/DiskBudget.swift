@@ -94,7 +94,7 @@ extension StoreState {
         var removals: [Removal] = []
         while wouldExceedDiskBudget(adding: bytes, newKeyBytes: newKeyBytes), let (space, key, record) = popEarliestAcrossKeySpaces() {
             budget.evictions += 1
-            budget.evictedBytes += record.charge
+            budget.evictedBytes += charge(of: record)
             removals.append(forget(space: space, key: key, record: record))
         }
         if !removals.isEmpty { mutations += 1 }
@@ -104,11 +104,11 @@ extension StoreState {
     /// Removes the entry that expires first in the whole cache (ties: written first).
     private mutating func popEarliestAcrossKeySpaces() -> (space: Int, key: String, record: EntryRecord)? {
         var best: (space: Int, item: ExpiryIndex.Item)?
-        for index in spaces.indices {
-            guard let item = spaces[index].earliestItem() else { continue }
-            if best == nil || item < best!.item { best = (index, item) }
+        for space in spaces.indices {
+            guard let item = spaces[space].earliestItem(index: index) else { continue }
+            if best == nil || item < best!.item { best = (space, item) }
         }
-        guard let best, let (key, record) = spaces[best.space].popEarliest() else { return nil }
+        guard let best, let (key, record) = spaces[best.space].popEarliest(index: index) else { return nil }
         return (best.space, key, record)
     }
 }

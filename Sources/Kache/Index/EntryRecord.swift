@@ -1,7 +1,8 @@
 import Foundation
 
-/// What the cache knows about one live entry. Every entry has a record in
-/// memory (that is the index); only recently used ones also hold their value.
+/// What the cache knows about one live entry, as the index hands it out and
+/// takes it back. The index keeps it packed (`IndexShard.Entry`, 56 bytes);
+/// this is the unpacked form the store's logic works on.
 struct EntryRecord: Sendable {
     /// When the entry expires.
     var expiry: Timestamp
@@ -16,11 +17,12 @@ struct EntryRecord: Sendable {
     var referenced = false
     /// The value is not yet in its file: it must stay in memory until it is.
     var isPendingWrite: Bool
+    /// The length of this version's record (its file or its place in a
+    /// segment), written or not; 0 in `memory` durability.
+    var length: Int
     /// The length of the file that currently holds this key on disk (possibly
     /// an older version while a newer one is pending), 0 when there is none.
     var fileSize: Int
-    /// Bytes charged to the disk budget for this version's file (its allocation).
-    var charge: Int = 0
     /// Where the record of `fileSize` bytes is: the segment file's number
     /// and the offset in it, or segment 0 for a file of its own.
     var segment: UInt32 = 0

@@ -10,11 +10,6 @@ import DequeModule
 /// ring); one not read leaves memory. Values not yet written to their file are
 /// passed over, since memory is then their only copy.
 struct MemoryBudget: Sendable {
-    struct Slot: Sendable {
-        var space: Int
-        var key: String
-        var sequence: UInt64
-    }
 
     /// The most bytes of values to keep in memory.
     let limit: Int
@@ -22,7 +17,9 @@ struct MemoryBudget: Sendable {
     var bytes = 0
     /// Values in memory now.
     var values = 0
-    var ring = Deque<Slot>()
+    /// The values' entries, 8 bytes each; a reference to a version no longer
+    /// current, or no longer in memory, is stale and dropped when the hand reaches it.
+    var ring = Deque<EntryRef>()
 
     init(limit: Int) {
         self.limit = limit
@@ -35,11 +32,11 @@ struct MemoryBudget: Sendable {
 }
 
 extension StoreState {
-    /// Records that `value` of the entry entered memory.
-    mutating func admitToMemory(space: Int, key: String, sequence: UInt64, size: Int) {
+    /// Records that the value of the entry `ref` entered memory.
+    mutating func admitToMemory(_ ref: EntryRef, size: Int) {
         memory.bytes += size
         memory.values += 1
-        memory.ring.append(MemoryBudget.Slot(space: space, key: key, sequence: sequence))
+        memory.ring.append(ref)
         if memory.needsCompaction { compactRing() }
     }
 
@@ -55,32 +52,43 @@ extension StoreState {
     /// - Complexity: O(1) amortized per value admitted.
     mutating func enforceMemoryBudget() {
         var budget = memory.ring.count * 2 // each slot at most twice: once to clear its flag
-        while memory.isOver, budget > 0, let slot = memory.ring.popFirst() {
+        while memory.isOver, budget > 0, let ref = memory.ring.popFirst() {
             budget -= 1
-            guard let index = spaces[slot.space].entries.index(forKey: slot.key) else { continue }
-            let record = spaces[slot.space].entries.values[index]
-            guard record.sequence == slot.sequence, record.value != nil else { continue }
-            if record.isPendingWrite {
-                memory.ring.append(slot)
-            } else if record.referenced {
-                spaces[slot.space].entries.values[index].referenced = false
-                memory.ring.append(slot)
-            } else if keepsFiles {
-                spaces[slot.space].entries.values[index].value = nil
+            enum Step { case stale, keep, evictValue(EntryRecord), evictEntry }
+            let step = index.modify(ref) { _, record -> Step in
+                guard record.value != nil else { return .stale }
+                if record.isPendingWrite { return .keep }
+                if record.referenced {
+                    record.referenced = false
+                    return .keep
+                }
+                if keepsFiles {
+                    let before = record
+                    record.value = nil
+                    return .evictValue(before)
+                }
+                return .evictEntry
+            }
+            switch step ?? .stale {
+            case .stale:
+                continue
+            case .keep:
+                memory.ring.append(ref)
+            case let .evictValue(record):
                 releaseFromMemory(record)
                 counters.memoryEvictions += 1
-            } else {
-                spaces[slot.space].entries.remove(at: index)
-                _ = forget(space: slot.space, key: slot.key, record: record)
+            case .evictEntry:
+                guard let (space, key, record) = index.entry(ref) else { continue }
+                _ = index.remove(ref)
+                spaces[space].noteRemoved()
+                _ = forget(space: space, key: key, record: record)
                 counters.memoryEvictions += 1
             }
         }
     }
 
     private mutating func compactRing() {
-        let live = memory.ring.filter { slot in
-            spaces[slot.space].entries[slot.key].map { $0.sequence == slot.sequence && $0.value != nil } ?? false
-        }
-        memory.ring = Deque(live)
+        let index = index
+        memory.ring = Deque(memory.ring.filter { ref in index.entry(ref).map { $0.record.value != nil } ?? false })
     }
 }

@@ -9,33 +9,47 @@ extension StoreState {
         var fileBytes = 0
         var charged = 0
         var keyBytes = 0
-        for (index, space) in spaces.enumerated() {
-            precondition(spaceIndex[space.name] == index, "key space \(space.name) is not indexed at \(index)")
+        var pinned = false
+        var counts = [Int](repeating: 0, count: spaces.count)
+        var entries: [(space: Int, key: String, record: EntryRecord, ref: EntryRef)] = []
+        index.forEach { entries.append(($0, $1, $2, $3)) }
+        for (space, key, record, _) in entries {
+            precondition(space < spaces.count, "entry \(key) names key space \(space) of \(spaces.count)")
+            counts[space] += 1
+            precondition(record.sequence < nextSequence, "entry \(key) has a sequence from the future")
+            if let value = record.value {
+                precondition(value.count == record.rawSize, "entry \(key): value size \(value.count) != \(record.rawSize)")
+                memoryBytes += value.count
+                memoryValues += 1
+            } else {
+                precondition(keepsFiles && !record.isPendingWrite, "entry \(key) has no value and no file")
+            }
+            pinned = pinned || record.isPendingWrite
+            raw += record.rawSize
+            charged += charge(of: record)
+            keyBytes += key.utf8.count
+            if record.fileSize > 0 {
+                files += 1
+                fileBytes += record.fileSize
+            }
+        }
+        for (number, space) in spaces.enumerated() {
+            precondition(spaceIndex[space.name] == number, "key space \(space.name) is not indexed at \(number)")
+            precondition(space.count == counts[number], "key space \(space.name) counts \(space.count) entries, the index holds \(counts[number])")
             precondition(space.count <= space.capacity, "key space \(space.name) holds \(space.count) > capacity \(space.capacity)")
-            let live = Set(space.expiry.unorderedItems.filter(space.isLive).map(\.key))
-            precondition(live.count == space.entries.count, "key space \(space.name): \(space.entries.count) entries but \(live.count) live heap items")
-            for (key, record) in space.entries {
-                precondition(live.contains(key), "entry \(key) has no live item in the expiry index")
-                precondition(record.sequence < nextSequence, "entry \(key) has a sequence from the future")
-                if let value = record.value {
-                    precondition(value.count == record.rawSize, "entry \(key): value size \(value.count) != \(record.rawSize)")
-                    memoryBytes += value.count
-                    memoryValues += 1
-                } else {
-                    precondition(keepsFiles && !record.isPendingWrite, "entry \(key) has no value and no file")
-                }
-                raw += record.rawSize
-                charged += record.charge
-                keyBytes += key.utf8.count
-                if record.fileSize > 0 {
-                    files += 1
-                    fileBytes += record.fileSize
-                }
+            // A reinstated entry may have two items for one version (harmless: the second goes stale).
+            var seen = Set<UInt32>()
+            let live = space.expiry.unorderedItems.filter { index.isCurrent($0.ref) && seen.insert($0.ref.handle).inserted }
+            precondition(live.count == space.count, "key space \(space.name): \(space.count) entries but \(live.count) live heap items")
+            for item in live {
+                guard let (entrySpace, key, record) = index.entry(item.ref) else { continue }
+                precondition(entrySpace == number, "heap of \(space.name) names \(key) of another key space")
+                precondition(record.expiry == item.expiry, "entry \(key): heap expiry \(item.expiry) != \(record.expiry)")
             }
             if space.kind == .queue {
-                let order = space.keysInQueueOrder
-                precondition(order.count == space.entries.count, "queue \(space.name): order lists \(order.count) of \(space.entries.count) items")
-                let sequences = order.map { space.entries[$0]!.sequence }
+                let order = space.fifo.filter { index.isCurrent($0) }
+                precondition(order.count == space.count, "queue \(space.name): order lists \(order.count) of \(space.count) items")
+                let sequences = order.compactMap { index.sequence($0) }
                 precondition(sequences == sequences.sorted(), "queue \(space.name): sequence numbers do not ascend")
             }
         }
@@ -46,8 +60,7 @@ extension StoreState {
         precondition(keyBytes == budget.keyBytes, "disk budget key bytes \(budget.keyBytes) != sum \(keyBytes)")
         if let limit = budget.limit { precondition(charged <= limit, "disk budget \(limit) exceeded: \(charged)") }
         precondition(files == filesOnDisk && fileBytes == bytesOnDisk, "disk totals \(filesOnDisk)/\(bytesOnDisk) != \(files)/\(fileBytes)")
-        precondition(!memory.isOver || memory.ring.isEmpty || spaces.contains { $0.entries.values.contains { $0.isPendingWrite } },
-                     "memory over budget with nothing pinned")
+        precondition(!memory.isOver || memory.ring.isEmpty || pinned, "memory over budget with nothing pinned")
     }
 }
 

@@ -2,29 +2,30 @@ extension StoreState {
     /// The manifest of the index as it is now.
     /// - Complexity: O(entries)
     func manifest(savedAt: Timestamp) -> Manifest {
-        Manifest(
+        var entries = spaces.map { space in [Manifest.Entry]() }
+        for space in spaces.indices { entries[space].reserveCapacity(spaces[space].count) }
+        index.forEach { space, key, record, _ in
+            entries[space].append(Manifest.Entry(
+                key: key, expiry: record.expiry, sequence: record.sequence,
+                rawSize: record.rawSize, fileSize: record.fileSize,
+                segment: record.segment, offset: record.offset,
+                diskSequence: record.fileSize > 0 ? record.diskSequence : record.sequence
+            ))
+        }
+        return Manifest(
             savedAt: savedAt,
             nextSequence: nextSequence,
             diskBudget: budget.limit,
-            spaces: spaces.map { space in
-                Manifest.Space(
-                    name: space.name, kind: space.kind, capacity: space.capacity, counters: space.counters,
-                    entries: space.entries.map { key, record in
-                        Manifest.Entry(
-                            key: key, expiry: record.expiry, sequence: record.sequence,
-                            rawSize: record.rawSize, fileSize: record.fileSize,
-                            segment: record.segment, offset: record.offset,
-                            diskSequence: record.fileSize > 0 ? record.diskSequence : record.sequence
-                        )
-                    }
-                )
+            spaces: zip(spaces, entries).map { space, entries in
+                Manifest.Space(name: space.name, kind: space.kind, capacity: space.capacity, counters: space.counters, entries: entries)
             }
         )
     }
 
     /// Forgets every entry (key spaces and counters stay) before a restore.
     mutating func resetIndex() {
-        for index in spaces.indices { spaces[index].removeAll() }
+        index.removeAll(space: nil)
+        for space in spaces.indices { spaces[space].removeAll() }
         memory.bytes = 0
         memory.values = 0
         memory.ring.removeAll()
@@ -38,11 +39,7 @@ extension StoreState {
 
     /// Drops every value from memory (their files stay).
     mutating func releaseAllValues() {
-        for space in spaces.indices {
-            for index in spaces[space].entries.indices where spaces[space].entries.values[index].value != nil {
-                spaces[space].entries.values[index].value = nil
-            }
-        }
+        index.releaseAllValues()
         memory.bytes = 0
         memory.values = 0
         memory.ring.removeAll()

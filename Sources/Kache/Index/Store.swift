@@ -1,9 +1,14 @@
 import Foundation
 
-/// The cache's whole in-memory state: every live entry's record in its key
-/// space, values within the memory budget, and the counters. It does no I/O;
-/// the facade takes its lock only for these short, in-memory steps.
+/// The cache's whole in-memory state: every live entry's record (in the
+/// sharded `EntryIndex`), the key spaces' orders, values within the memory
+/// budget, and the counters. It does no I/O; the facade takes its lock only
+/// for these short, in-memory steps. Reads from memory take only a shard's
+/// lock (`EntryIndex.lookup`); everything here runs under the store's lock
+/// and takes shard locks inside it, one at a time.
 struct StoreState: Sendable {
+    /// Every entry. A reference shared with the facade, whose reads use it directly.
+    let index: EntryIndex
     var spaces: [KeySpace]
     var spaceIndex: [String: Int]
     var nextSequence: UInt64 = 1
@@ -23,11 +28,18 @@ struct StoreState: Sendable {
     var mutations: UInt64 = 0
     /// False in `memory` durability: there are no files, and leaving memory means leaving the cache.
     let keepsFiles: Bool
-    var isClosed = false
 
+    /// Once set, reads miss and changes are refused.
+    var isClosed: Bool {
+        get { index.isClosed }
+        nonmutating set { index.isClosed = newValue }
+    }
+
+    /// Counts of changes and disk reads. Memory hits and misses are counted
+    /// by the index's shards (`EntryIndex.readCounts`), so reads write nothing shared.
     struct Counters: Sendable {
-        var memoryHits: UInt64 = 0
         var diskHits: UInt64 = 0
+        /// Reads that found the record on disk unusable (added to the shards' misses).
         var misses: UInt64 = 0
         var sets: UInt64 = 0
         var expirations: UInt64 = 0
@@ -48,6 +60,7 @@ struct StoreState: Sendable {
     init(memoryLimit: Int, keepsFiles: Bool, diskBudget: Int? = nil, allocationUnit: Int = 4096, segmentThreshold: Int = 0) {
         budget = DiskBudget(limit: keepsFiles ? diskBudget : nil, unit: max(allocationUnit, 1))
         self.segmentThreshold = segmentThreshold
+        index = EntryIndex(keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
         spaces = [KeySpace(name: "", kind: .plain, capacity: .max)]
         spaceIndex = ["": 0]
         memory = MemoryBudget(limit: memoryLimit)
@@ -66,45 +79,34 @@ struct StoreState: Sendable {
 
     /// Looks `key` up; a hit marks the value recently used.
     /// - Complexity: O(1), one hash lookup.
-    mutating func lookup(space: Int, key: String, now: Timestamp) -> Lookup {
-        guard !isClosed, let index = spaces[space].entries.index(forKey: key) else {
-            counters.misses += 1
-            return .miss
-        }
-        let record = spaces[space].entries.values[index]
-        guard record.expiry > now else {
-            counters.misses += 1
-            return .miss
-        }
-        guard let value = record.value else {
-            guard let location = record.location else { return .miss }
-            return .onDisk(sequence: record.sequence, location: location)
-        }
-        if !record.referenced { spaces[space].entries.values[index].referenced = true }
-        counters.memoryHits += 1
-        return .hit(value)
+    func lookup(space: Int, key: String, now: Timestamp) -> Lookup {
+        index.lookup(space: space, key: key, now: now)
     }
 
     /// Whether `key` holds a live entry (no value is read).
     func contains(space: Int, key: String, now: Timestamp) -> Bool {
-        guard !isClosed, let record = spaces[space].entries[key] else { return false }
-        return record.expiry > now
+        index.contains(space: space, key: key, now: now)
     }
 
     /// Whether `sequence` is still the current version of `key`.
     func isCurrent(space: Int, key: String, sequence: UInt64) -> Bool {
-        spaces[space].entries[key]?.sequence == sequence
+        index.record(space: space, key: key)?.sequence == sequence
     }
 
     /// Where version `sequence` of `key` is on disk now, nil when it is not the current version.
     func currentLocation(space: Int, key: String, sequence: UInt64) -> RecordLocation? {
-        guard let record = spaces[space].entries[key], record.sequence == sequence else { return nil }
+        guard let record = index.record(space: space, key: key), record.sequence == sequence else { return nil }
         return record.location
     }
 
     /// Whether the index has any version of `key`.
     func hasEntry(space: Int, key: String) -> Bool {
-        spaces[space].entries[key] != nil
+        index.record(space: space, key: key) != nil
+    }
+
+    /// The record of `key`, if any.
+    func record(space: Int, key: String) -> EntryRecord? {
+        index.record(space: space, key: key)
     }
 
     // MARK: - Writes
@@ -139,12 +141,13 @@ struct StoreState: Sendable {
         counters.sets += 1
         let sequence = nextSequence
         nextSequence += 1
+        var current = index.record(space: space, key: key)
         switch spaces[space].kind {
         case .plain:
             break
         case .pool:
-            while spaces[space].entries[key] == nil, spaces[space].count >= spaces[space].capacity,
-                  let (victim, record) = spaces[space].popEarliest()
+            while current == nil, spaces[space].count >= spaces[space].capacity,
+                  let (victim, record) = spaces[space].popEarliest(index: index)
             {
                 removals.append(forget(space: space, key: victim, record: record))
                 spaces[space].counters.evictions += 1
@@ -152,27 +155,31 @@ struct StoreState: Sendable {
             }
         case .queue:
             spaces[space].counters.pushes += 1
-            while spaces[space].count >= spaces[space].capacity, let (victim, record) = spaces[space].popOldest() {
+            while spaces[space].count >= spaces[space].capacity, let (victim, record) = spaces[space].popOldest(index: index) {
                 removals.append(forget(space: space, key: victim, record: record))
                 spaces[space].counters.evictions += 1
                 counters.evictions += 1
             }
         }
+        let length = keepsFiles ? fileLength : 0
         let charge = keepsFiles ? charge(forLength: fileLength) : 0
+        // Evictions may have taken `key` itself (a full Queue): look again after each.
+        if removals.count > evictedFrom { current = index.record(space: space, key: key) }
         let evictedForBudgetFrom = removals.count
-        removals += makeRoom(forBytes: charge - (spaces[space].entries[key]?.charge ?? 0), newKeyBytes: key.utf8.count)
+        removals += makeRoom(forBytes: charge - (current.map(self.charge(of:)) ?? 0), newKeyBytes: key.utf8.count)
+        if removals.count > evictedForBudgetFrom { current = index.record(space: space, key: key) }
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
-            isPendingWrite: keepsFiles, fileSize: spaces[space].entries[key]?.fileSize ?? 0, charge: charge,
-            segment: spaces[space].entries[key]?.segment ?? 0, offset: spaces[space].entries[key]?.offset ?? 0,
-            diskSequence: spaces[space].entries[key]?.diskSequence ?? 0
+            isPendingWrite: keepsFiles, length: length, fileSize: current?.fileSize ?? 0,
+            segment: current?.segment ?? 0, offset: current?.offset ?? 0, diskSequence: current?.diskSequence ?? 0
         )
-        let previous = spaces[space].upsert(key, record)
-        budget.charged += charge - (previous?.charge ?? 0)
+        let (previous, ref) = index.upsert(space: space, key: key, record)
+        spaces[space].noteAdded(ref, expiry: expiry, isNew: previous == nil, index: index)
+        budget.charged += charge - (previous.map(self.charge(of:)) ?? 0)
         if previous == nil { budget.keyBytes += key.utf8.count }
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
-        admitToMemory(space: space, key: key, sequence: sequence, size: value.count)
+        admitToMemory(ref, size: value.count)
         enforceMemoryBudget()
         return Insertion(
             sequence: sequence, previous: previous, removals: removals,
@@ -186,7 +193,7 @@ struct StoreState: Sendable {
         guard !isClosed else { return [] }
         var removals: [Removal] = []
         for space in spaces.indices {
-            while let (key, record) = spaces[space].popExpired(now: now) {
+            while let (key, record) = spaces[space].popExpired(now: now, index: index) {
                 removals.append(forget(space: space, key: key, record: record, needsTombstone: false))
                 spaces[space].counters.expirations += 1
                 counters.expirations += 1
@@ -198,7 +205,8 @@ struct StoreState: Sendable {
 
     /// Removes `key` if present.
     mutating func remove(space: Int, key: String) -> Removal? {
-        guard !isClosed, let record = spaces[space].entries.removeValue(forKey: key) else { return nil }
+        guard !isClosed, let (record, _) = index.remove(space: space, key: key) else { return nil }
+        spaces[space].noteRemoved()
         mutations += 1
         return forget(space: space, key: key, record: record)
     }
@@ -214,12 +222,13 @@ struct StoreState: Sendable {
     mutating func removeAll(space: Int?) -> [Removal] {
         guard !isClosed else { return [] }
         var removals: [Removal] = []
-        for index in spaces.indices where space == nil || space == index {
-            for (key, record) in spaces[index].entries {
-                removals.append(forget(space: index, key: key, record: record))
-            }
-            spaces[index].removeAll()
+        var leaving: [(space: Int, key: String, record: EntryRecord)] = []
+        index.forEach { entrySpace, key, record, _ in
+            if space == nil || space == entrySpace { leaving.append((entrySpace, key, record)) }
         }
+        index.removeAll(space: space)
+        for leaver in leaving { removals.append(forget(space: leaver.space, key: leaver.key, record: leaver.record)) }
+        for spaceIndex in spaces.indices where space == nil || space == spaceIndex { spaces[spaceIndex].removeAll() }
         mutations += 1
         return removals
     }
@@ -232,7 +241,7 @@ struct StoreState: Sendable {
     mutating func forget(space: Int, key: String, record: EntryRecord, needsTombstone: Bool = true) -> Removal {
         releaseFromMemory(record)
         rawBytes -= record.rawSize
-        budget.charged -= record.charge
+        budget.charged -= charge(of: record)
         budget.keyBytes -= key.utf8.count
         if record.fileSize > 0 {
             filesOnDisk -= 1
@@ -259,6 +268,16 @@ struct StoreState: Sendable {
         length < segmentThreshold ? length : budget.allocation(forLength: length)
     }
 
+    /// What `record` is charged: by the rule above while its version is
+    /// pending, by where it is once written (a file of its own written under
+    /// another threshold takes its blocks all the same).
+    func charge(of record: EntryRecord) -> Int {
+        guard keepsFiles else { return 0 }
+        if record.isPendingWrite { return charge(forLength: record.length) }
+        guard record.fileSize > 0 else { return 0 }
+        return record.segment != 0 ? record.fileSize : budget.allocation(forLength: record.fileSize)
+    }
+
     /// Undoes an insert whose file could not be written: removes its version,
     /// and puts back the version it replaced and the entries it evicted, whose
     /// files are untouched (a synchronous insert deletes them only after its
@@ -267,8 +286,9 @@ struct StoreState: Sendable {
     /// - Returns: entries evicted to keep capacities and the disk budget after
     ///   putting the others back (when concurrent inserts filled the room).
     mutating func rollBack(_ insertion: Insertion, space: Int, key: String) -> [Removal] {
-        guard let current = spaces[space].entries[key], current.sequence == insertion.sequence else { return [] }
-        spaces[space].entries.removeValue(forKey: key)
+        guard let current = index.record(space: space, key: key), current.sequence == insertion.sequence else { return [] }
+        index.remove(space: space, key: key)
+        spaces[space].noteRemoved()
         _ = forget(space: space, key: key, record: current)
         mutations += 1
         counters.writeErrors += 1
@@ -281,7 +301,7 @@ struct StoreState: Sendable {
         }
         for victim in insertion.evictedForBudget where reinstate(victim) {
             budget.evictions -= 1
-            budget.evictedBytes -= victim.record.charge
+            budget.evictedBytes -= charge(of: victim.record)
         }
         var removals: [Removal] = []
         for index in Set(insertion.evicted.map(\.spaceIndex)) { removals += trimToCapacity(space: index) }
@@ -294,12 +314,13 @@ struct StoreState: Sendable {
     mutating func reinstate(_ removal: Removal) -> Bool {
         let space = removal.spaceIndex
         var record = removal.record
-        guard !record.isPendingWrite, record.fileSize > 0, spaces[space].entries[removal.key] == nil else { return false }
+        guard !record.isPendingWrite, record.fileSize > 0, index.record(space: space, key: removal.key) == nil else { return false }
         record.value = nil
         record.referenced = false
-        spaces[space].reinstate(removal.key, record)
+        let (_, ref) = index.upsert(space: space, key: removal.key, record)
+        spaces[space].noteReinstated(ref, expiry: record.expiry, space: space, index: index)
         rawBytes += record.rawSize
-        budget.charged += record.charge
+        budget.charged += charge(of: record)
         budget.keyBytes += removal.key.utf8.count
         filesOnDisk += 1
         bytesOnDisk += record.fileSize
@@ -317,22 +338,27 @@ struct StoreState: Sendable {
     ///   own and this one is in a segment: that file must go.
     @discardableResult
     mutating func markWritten(space: Int, key: String, sequence: UInt64, location: RecordLocation) -> Bool {
-        guard let index = spaces[space].entries.index(forKey: key),
-              spaces[space].entries.values[index].sequence == sequence
-        else {
+        let segment = location.isOwnFile ? 0 : location.segment
+        let written = index.modify(space: space, key: key) { record -> (old: EntryRecord, new: EntryRecord)? in
+            guard record.sequence == sequence else { return nil }
+            let old = record
+            record.fileSize = location.length
+            record.length = location.length
+            record.segment = segment
+            record.offset = location.offset
+            record.diskSequence = sequence
+            record.isPendingWrite = false
+            return (old, record)
+        } ?? nil
+        guard let (old, new) = written else {
             if !location.isOwnFile { segments.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: false) }
             return false
         }
-        let old = spaces[space].entries.values[index]
         if old.fileSize == 0 { filesOnDisk += 1 }
         if old.fileSize > 0, old.segment != 0 { segments.noteDead(old.segment, bytes: old.fileSize) }
         bytesOnDisk += location.length - old.fileSize
+        budget.charged += charge(of: new) - charge(of: old)
         if !location.isOwnFile { segments.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: true) }
-        spaces[space].entries.values[index].fileSize = location.length
-        spaces[space].entries.values[index].segment = location.segment
-        spaces[space].entries.values[index].offset = location.offset
-        spaces[space].entries.values[index].diskSequence = sequence
-        spaces[space].entries.values[index].isPendingWrite = false
         if memory.isOver { enforceMemoryBudget() }
         return old.fileSize > 0 && old.segment == 0 && !location.isOwnFile
     }
@@ -340,17 +366,18 @@ struct StoreState: Sendable {
     /// Moves version `sequence` of `key` from one record to its copy (compaction).
     /// - Returns: false when the entry changed meanwhile: the copy is dead.
     mutating func relocate(space: Int, key: String, sequence: UInt64, from: RecordLocation, to: RecordLocation) -> Bool {
-        guard let index = spaces[space].entries.index(forKey: key),
-              spaces[space].entries.values[index].sequence == sequence,
-              spaces[space].entries.values[index].location == from
-        else {
+        let moved = index.modify(space: space, key: key) { record -> Bool in
+            guard record.sequence == sequence, !record.isPendingWrite, record.location == from else { return false }
+            record.segment = to.segment
+            record.offset = to.offset
+            return true
+        } ?? false
+        guard moved else {
             segments.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: false)
             return false
         }
         segments.noteDead(from.segment, bytes: from.length)
         segments.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: true)
-        spaces[space].entries.values[index].segment = to.segment
-        spaces[space].entries.values[index].offset = to.offset
         mutations += 1
         return true
     }
@@ -358,11 +385,13 @@ struct StoreState: Sendable {
     /// Brings a value read from its file into memory.
     mutating func promote(space: Int, key: String, sequence: UInt64, value: Data) {
         counters.diskHits += 1
-        guard let index = spaces[space].entries.index(forKey: key),
-              spaces[space].entries.values[index].sequence == sequence,
-              spaces[space].entries.values[index].value == nil else { return }
-        spaces[space].entries.values[index].value = value
-        admitToMemory(space: space, key: key, sequence: sequence, size: value.count)
+        let admitted = index.modify(space: space, key: key) { record -> Bool in
+            guard record.sequence == sequence, record.value == nil else { return false }
+            record.value = value
+            return true
+        } ?? false
+        guard admitted, let ref = index.ref(space: space, key: key) else { return }
+        admitToMemory(ref, size: value.count)
         enforceMemoryBudget()
     }
 
@@ -370,14 +399,15 @@ struct StoreState: Sendable {
     mutating func restore(space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation) {
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil,
-            isPendingWrite: false, fileSize: location.length,
-            charge: location.isOwnFile ? budget.allocation(forLength: location.length) : location.length,
+            isPendingWrite: false, length: location.length, fileSize: location.length,
             segment: location.segment, offset: location.offset, diskSequence: sequence
         )
-        budget.charged += record.charge
+        budget.charged += charge(of: record)
         budget.keyBytes += key.utf8.count
-        if let previous = spaces[space].upsert(key, record) {
-            budget.charged -= previous.charge
+        let (previous, ref) = index.upsert(space: space, key: key, record)
+        spaces[space].noteAdded(ref, expiry: expiry, isNew: previous == nil, index: index)
+        if let previous {
+            budget.charged -= charge(of: previous)
             budget.keyBytes -= key.utf8.count
             rawBytes -= previous.rawSize
             filesOnDisk -= 1
@@ -406,6 +436,8 @@ struct StoreState: Sendable {
             }
             return (index, removals)
         }
+        // The index keeps a key space's number in 16 bits (`IndexShard.Entry.space`).
+        guard spaces.count <= Int(UInt16.max) else { throw .invalidKeySpaceName(name, reason: "there are \(Int(UInt16.max) + 1) key spaces already") }
         spaces.append(KeySpace(name: name, kind: kind, capacity: capacity))
         spaceIndex[name] = spaces.count - 1
         mutations += 1
@@ -416,7 +448,7 @@ struct StoreState: Sendable {
     mutating func trimToCapacity(space: Int) -> [Removal] {
         var removals: [Removal] = []
         while spaces[space].count > spaces[space].capacity {
-            let taken = spaces[space].kind == .queue ? spaces[space].popOldest() : spaces[space].popEarliest()
+            let taken = spaces[space].kind == .queue ? spaces[space].popOldest(index: index) : spaces[space].popEarliest(index: index)
             guard let (key, record) = taken else { break }
             removals.append(forget(space: space, key: key, record: record))
             spaces[space].counters.evictions += 1
@@ -424,6 +456,21 @@ struct StoreState: Sendable {
         }
         if !removals.isEmpty { mutations += 1 }
         return removals
+    }
+
+    /// The keys of key space `space`, ordered by expiry (ties: written first).
+    /// - Complexity: O(n log n) over every entry of the cache.
+    func keysByExpiry(space: Int) -> [String] {
+        var items: [(key: String, expiry: Timestamp, sequence: UInt64)] = []
+        index.forEach { entrySpace, key, record, _ in
+            if entrySpace == space { items.append((key, record.expiry, record.sequence)) }
+        }
+        return items.sorted { a, b in a.expiry != b.expiry ? a.expiry < b.expiry : a.sequence < b.sequence }.map(\.key)
+    }
+
+    /// Calls `body` with every entry, in no particular order.
+    func forEachEntry(_ body: (_ space: Int, _ key: String, _ record: EntryRecord) -> Void) {
+        index.forEach { space, key, record, _ in body(space, key, record) }
     }
 
     /// What `popOldest` took from a Queue.
@@ -439,7 +486,7 @@ struct StoreState: Sendable {
     mutating func popOldest(space: Int, now: Timestamp) -> Pop {
         var pop = Pop()
         guard !isClosed else { return pop }
-        while let (key, record) = spaces[space].popOldest() {
+        while let (key, record) = spaces[space].popOldest(index: index) {
             let removal = forget(space: space, key: key, record: record, needsTombstone: record.expiry > now)
             mutations += 1
             if record.expiry <= now {

@@ -404,15 +404,13 @@ struct IndexBuilder {
             _ = state.restore(found: files.map(\.record), checkpoint: manifest)
             var byVersion: [String: FoundFile] = [:]
             for file in files { byVersion["\(file.header.space)\u{0}\(file.header.key)\u{0}\(file.header.sequence)"] = file }
-            for space in state.spaces {
-                if spaceIndex[space.name] == nil {
-                    addSpace(Manifest.Space(name: space.name, kind: space.kind, capacity: .max, counters: KeySpaceCounters(), entries: []))
-                }
-                let index = spaceIndex[space.name]!
-                for (key, record) in space.entries {
-                    guard let file = byVersion["\(space.name)\u{0}\(key)\u{0}\(record.sequence)"] else { continue }
-                    entries.append((CacheDirectory.Entry(header: file.header, fileLength: file.fileLength, file: file.file, location: record.location), index, record.expiry))
-                }
+            for space in state.spaces where spaceIndex[space.name] == nil {
+                addSpace(Manifest.Space(name: space.name, kind: space.kind, capacity: .max, counters: KeySpaceCounters(), entries: []))
+            }
+            state.forEachEntry { space, key, record in
+                let name = state.spaces[space].name
+                guard let file = byVersion["\(name)\u{0}\(key)\u{0}\(record.sequence)"] else { return }
+                entries.append((CacheDirectory.Entry(header: file.header, fileLength: file.fileLength, file: file.file, location: record.location), spaceIndex[name]!, record.expiry))
             }
             unindexedFiles = files.count(where: { $0.location.isOwnFile }) - entries.count(where: { $0.entry.offset == nil })
         }

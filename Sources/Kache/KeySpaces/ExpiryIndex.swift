@@ -1,26 +1,25 @@
 import HeapModule
 
-/// The expiry order of one key space: a min-heap of (expiry, sequence, key).
+/// The expiry order of one key space: a min-heap of (expiry, entry), 16 bytes an item.
 ///
 /// It serves both sweeping (pop while the earliest has passed) and Pool
 /// eviction (pop the earliest). Overwritten and removed keys are deleted
 /// lazily: their old items stay in the heap and are discarded when they reach
-/// the top, because the caller's `isLive` check finds a newer sequence (or no
-/// entry) for the key. `compact(keeping:)` bounds the garbage.
+/// the top, because the caller's `isLive` check finds that their `EntryRef`
+/// names a version no longer current. `rebuild(from:)` bounds the garbage.
 struct ExpiryIndex: Sendable {
     /// One version of one key. Ordered by expiry, then by write order, so that
     /// of two keys expiring together the one written first goes first.
     struct Item: Comparable, Sendable {
         var expiry: Timestamp
-        var sequence: UInt64
-        var key: String
+        var ref: EntryRef
 
         static func < (a: Item, b: Item) -> Bool {
-            a.expiry != b.expiry ? a.expiry < b.expiry : a.sequence < b.sequence
+            a.expiry != b.expiry ? a.expiry < b.expiry : EntryRef.writtenBefore(a.ref, b.ref)
         }
 
         static func == (a: Item, b: Item) -> Bool {
-            a.expiry == b.expiry && a.sequence == b.sequence
+            a.expiry == b.expiry && a.ref == b.ref
         }
     }
 
@@ -29,10 +28,10 @@ struct ExpiryIndex: Sendable {
     /// Items in the heap, live or stale.
     var count: Int { heap.count }
 
-    /// Records a version of `key`.
+    /// Records a version of an entry.
     /// - Complexity: O(log n)
-    mutating func insert(key: String, expiry: Timestamp, sequence: UInt64) {
-        heap.insert(Item(expiry: expiry, sequence: sequence, key: key))
+    mutating func insert(_ ref: EntryRef, expiry: Timestamp) {
+        heap.insert(Item(expiry: expiry, ref: ref))
     }
 
     /// The earliest live item, discarding stale items above it.

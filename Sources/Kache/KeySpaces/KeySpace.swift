@@ -27,10 +27,11 @@ struct KeySpace: Sendable {
     let name: String
     let kind: Kind
     var capacity: Int
-    var entries: [String: EntryRecord] = [:]
+    /// Its entries, which live in the shared `EntryIndex`.
+    private(set) var count = 0
     var expiry = ExpiryIndex()
-    /// Queue keys in push order; keys no longer in `entries` are skipped lazily.
-    var fifo = Deque<String>()
+    /// Queue items in push order; references no longer current are skipped lazily.
+    var fifo = Deque<EntryRef>()
     var counters = KeySpaceCounters()
 
     init(name: String, kind: Kind, capacity: Int) {
@@ -39,110 +40,95 @@ struct KeySpace: Sendable {
         self.capacity = capacity
     }
 
-    var count: Int { entries.count }
-
-    /// Adds or replaces `key`.
+    /// Records that a version of an entry was added (`isNew`: its key was not
+    /// in the key space) or put back.
     /// - Complexity: O(log n) amortized.
-    mutating func upsert(_ key: String, _ record: EntryRecord) -> EntryRecord? {
-        let previous = entries.updateValue(record, forKey: key)
-        expiry.insert(key: key, expiry: record.expiry, sequence: record.sequence)
-        if kind == .queue, previous == nil { fifo.append(key) }
-        compactIfNeeded()
-        return previous
+    mutating func noteAdded(_ ref: EntryRef, expiry: Timestamp, isNew: Bool, index: EntryIndex) {
+        if isNew { count += 1 }
+        self.expiry.insert(ref, expiry: expiry)
+        if kind == .queue, isNew { fifo.append(ref) }
+        compactIfNeeded(index: index)
+    }
+
+    /// Records that an entry left the key space by a path other than the pops below.
+    mutating func noteRemoved() {
+        count -= 1
     }
 
     /// Puts back an entry that left. A Queue's order is rebuilt from its items'
     /// sequences: the item may have left from the front (a pop, a full Queue)
-    /// or from anywhere (the disk budget), and may or may not still stand in
-    /// `fifo`, so no cheaper placement is right in every case.
+    /// or from anywhere (the disk budget), so no cheaper placement is right in
+    /// every case.
     /// - Complexity: O(log n) amortized; O(n log n) for a Queue (a failure path only).
-    mutating func reinstate(_ key: String, _ record: EntryRecord) {
-        entries[key] = record
-        expiry.insert(key: key, expiry: record.expiry, sequence: record.sequence)
+    mutating func noteReinstated(_ ref: EntryRef, expiry: Timestamp, space: Int, index: EntryIndex) {
+        count += 1
+        self.expiry.insert(ref, expiry: expiry)
         if kind == .queue {
-            fifo = Deque(entries.sorted { $0.value.sequence < $1.value.sequence }.map(\.key))
+            var items: [(sequence: UInt64, ref: EntryRef)] = []
+            index.forEach { entrySpace, _, record, ref in
+                if entrySpace == space { items.append((record.sequence, ref)) }
+            }
+            fifo = Deque(items.sorted { $0.sequence < $1.sequence }.map(\.ref))
         }
-    }
-
-    /// The live version check used by the expiry index.
-    func isLive(_ item: ExpiryIndex.Item) -> Bool {
-        entries[item.key]?.sequence == item.sequence
-    }
-
-    /// `isLive` as a closure over `entries` alone, for the index's mutating calls.
-    ///
-    /// Passing the method `isLive` would capture a copy of all of `self`, the
-    /// heap's storage included; the heap's next removal would then find its
-    /// buffer shared and copy it whole, making every eviction and sweep O(n).
-    /// This closure shares only the dictionary, which nothing mutates while
-    /// the index runs it.
-    private var liveCheck: (ExpiryIndex.Item) -> Bool {
-        let entries = entries
-        return { entries[$0.key]?.sequence == $0.sequence }
     }
 
     /// Removes and returns the entry with the earliest expiry if it has passed.
     /// - Complexity: O(log n) amortized.
-    mutating func popExpired(now: Timestamp) -> (key: String, record: EntryRecord)? {
-        guard let top = expiry.earliest(isLive: liveCheck), top.expiry <= now else { return nil }
-        return popEarliest()
+    mutating func popExpired(now: Timestamp, index: EntryIndex) -> (key: String, record: EntryRecord)? {
+        guard let top = earliestItem(index: index), top.expiry <= now else { return nil }
+        return popEarliest(index: index)
     }
 
     /// The earliest live item of the expiry index, if any.
-    mutating func earliestItem() -> ExpiryIndex.Item? {
-        expiry.earliest(isLive: liveCheck)
+    mutating func earliestItem(index: EntryIndex) -> ExpiryIndex.Item? {
+        expiry.earliest { index.isCurrent($0.ref) }
     }
 
     /// Removes and returns the entry that expires first (ties: written first).
     /// - Complexity: O(log n) amortized.
-    mutating func popEarliest() -> (key: String, record: EntryRecord)? {
-        guard let top = expiry.popEarliest(isLive: liveCheck) else { return nil }
-        return entries.removeValue(forKey: top.key).map { (top.key, $0) }
+    mutating func popEarliest(index: EntryIndex) -> (key: String, record: EntryRecord)? {
+        while let top = expiry.popEarliest(isLive: { index.isCurrent($0.ref) }) {
+            guard let removed = index.remove(top.ref) else { continue }
+            count -= 1
+            return removed
+        }
+        return nil
     }
 
-    /// The oldest live Queue key.
+    /// The oldest live Queue item.
     /// - Complexity: O(1) amortized.
-    mutating func oldestKey() -> String? {
+    mutating func oldest(index: EntryIndex) -> EntryRef? {
         while let first = fifo.first {
-            if entries[first] != nil { return first }
+            if index.isCurrent(first) { return first }
             fifo.removeFirst()
         }
         return nil
     }
 
     /// Removes and returns the oldest Queue item.
-    mutating func popOldest() -> (key: String, record: EntryRecord)? {
-        guard let key = oldestKey() else { return nil }
-        fifo.removeFirst()
-        return entries.removeValue(forKey: key).map { (key, $0) }
+    mutating func popOldest(index: EntryIndex) -> (key: String, record: EntryRecord)? {
+        while let ref = oldest(index: index) {
+            fifo.removeFirst()
+            guard let removed = index.remove(ref) else { continue }
+            count -= 1
+            return removed
+        }
+        return nil
     }
 
-    /// Keys ordered by expiry (ties: written first).
-    /// - Complexity: O(n log n)
-    var keysByExpiry: [String] {
-        entries.sorted { a, b in
-            a.value.expiry != b.value.expiry ? a.value.expiry < b.value.expiry : a.value.sequence < b.value.sequence
-        }.map(\.key)
-    }
-
-    /// Queue keys, oldest first.
-    var keysInQueueOrder: [String] {
-        fifo.filter { entries[$0] != nil }
-    }
-
-    /// Forgets every entry (the caller deletes the files).
+    /// Forgets every entry (the caller empties the index and deletes the files).
     mutating func removeAll() {
-        entries.removeAll()
+        count = 0
         expiry.removeAll()
         fifo.removeAll()
     }
 
-    private mutating func compactIfNeeded() {
-        if expiry.needsCompaction(liveCount: entries.count) {
-            expiry.rebuild(from: entries.map { ExpiryIndex.Item(expiry: $0.value.expiry, sequence: $0.value.sequence, key: $0.key) })
+    private mutating func compactIfNeeded(index: EntryIndex) {
+        if expiry.needsCompaction(liveCount: count) {
+            expiry.rebuild(from: expiry.unorderedItems.filter { index.isCurrent($0.ref) })
         }
-        if kind == .queue, fifo.count > 2 * entries.count + 1024 {
-            fifo = Deque(fifo.filter { entries[$0] != nil })
+        if kind == .queue, fifo.count > 2 * count + 1024 {
+            fifo = Deque(fifo.filter { index.isCurrent($0) })
         }
     }
 }

@@ -101,7 +101,7 @@ struct Persister: Sendable {
         for write in ownFiles {
             disk.withExclusiveAccess(to: write.name) {
                 let stillInSegment = store.withLock { state in
-                    state.spaces[write.space].entries[write.key].map { $0.fileSize > 0 && $0.segment != 0 } ?? false
+                    state.record(space: write.space, key: write.key).map { $0.fileSize > 0 && $0.segment != 0 } ?? false
                 }
                 if stillInSegment { disk.delete(write.name) }
             }
@@ -143,7 +143,7 @@ struct Persister: Sendable {
             let name = EntryName(space: removal.space, key: removal.key)
             disk.withExclusiveAccess(to: name) {
                 let keep = store.withLock { state in
-                    state.spaces[removal.spaceIndex].entries[removal.key].map { $0.fileSize > 0 && $0.segment == 0 || $0.isPendingWrite } ?? false
+                    state.record(space: removal.spaceIndex, key: removal.key).map { $0.fileSize > 0 && $0.segment == 0 || $0.isPendingWrite } ?? false
                 }
                 if !keep { disk.delete(name) }
             }

@@ -1,0 +1,312 @@
+import Foundation
+import Synchronization
+
+/// Names one version of one entry without repeating its key: the entry's
+/// shard and slot, and the low 32 bits of its sequence. The expiry heap, the
+/// Queue order and the memory ring hold these (8 bytes) instead of keys;
+/// a reference whose slot now holds another version is stale, and skipped.
+struct EntryRef: Sendable, Equatable {
+    /// `slot << shardBits | shard`.
+    var handle: UInt32
+    var tag: UInt32
+
+    var shard: Int { Int(handle) & (EntryIndex.shardCount - 1) }
+    var slot: Int { Int(handle >> UInt32(EntryIndex.shardBits)) }
+
+    init(shard: Int, slot: Int, sequence: UInt64) {
+        handle = UInt32(slot) << UInt32(EntryIndex.shardBits) | UInt32(shard)
+        tag = UInt32(truncatingIfNeeded: sequence)
+    }
+
+    /// Write order, from the sequences' low bits: right while the two
+    /// versions compared are fewer than 2^31 writes apart (only ties of
+    /// expiry, and Queue items, are ordered by it).
+    static func writtenBefore(_ a: EntryRef, _ b: EntryRef) -> Bool {
+        Int32(bitPattern: a.tag &- b.tag) < 0
+    }
+}
+
+/// Every entry of every key space, in shards by hash, each behind its own lock.
+///
+/// Readers take only their key's shard lock (and write only to that shard:
+/// its hit counter and the entry's recency flag), so reads on different
+/// cores rarely meet. Everything that changes the index runs under the
+/// store's lock (`Store`) and takes shard locks one at a time inside it.
+/// Lock order: the store's lock, then at most one shard lock; never a shard
+/// lock while waiting for the store's, never two shard locks at once.
+final class EntryIndex: Sendable {
+    /// 64 shards: several per core on the machines a cache like this runs on,
+    /// few enough that summing their counters is cheap.
+    static let shardBits = 6
+    static let shardCount = 1 << shardBits
+
+    private let shards: [Locked<IndexShard>]
+    private let closed = Atomic<Bool>(false)
+    /// For the disk-budget charge of a pending version (`charge(of:)`).
+    let segmentThreshold: Int
+    let keepsFiles: Bool
+
+    init(keepsFiles: Bool, segmentThreshold: Int) {
+        shards = (0 ..< Self.shardCount).map { _ in Locked(IndexShard()) }
+        self.keepsFiles = keepsFiles
+        self.segmentThreshold = segmentThreshold
+    }
+
+    /// Once set, reads miss and the store refuses changes.
+    var isClosed: Bool {
+        get { closed.load(ordering: .acquiring) }
+        set { closed.store(newValue, ordering: .releasing) }
+    }
+
+    // MARK: - Reads, under one shard lock
+
+    /// Looks `key` up; a hit marks the value recently used. Counts hits and
+    /// misses in the key's shard; a value on disk is counted when read.
+    /// - Complexity: O(1) expected, one shard lock.
+    func lookup(space: Int, key: String, now: Timestamp) -> StoreState.Lookup {
+        let space = UInt16(truncatingIfNeeded: space)
+        let hash = IndexShard.hash(space: space, key: key)
+        return shards[hash & (Self.shardCount - 1)].withLock { shard in
+            guard !isClosed, let slot = shard.find(space: space, key: key, hash: hash) else {
+                shard.misses += 1
+                return .miss
+            }
+            let entry = shard.entries[slot]
+            guard entry.expiry > now else {
+                shard.misses += 1
+                return .miss
+            }
+            guard let value = shard.value(at: slot) else {
+                return .onDisk(sequence: entry.sequence, location: diskLocation(entry, slot: slot, in: shard))
+            }
+            if !entry.flags.contains(.referenced) { shard.setReferenced(slot: slot) }
+            shard.memoryHits += 1
+            return .hit(value)
+        }
+    }
+
+    /// Whether `key` holds a live entry (no value is read, nothing is counted).
+    func contains(space: Int, key: String, now: Timestamp) -> Bool {
+        let space = UInt16(truncatingIfNeeded: space)
+        let hash = IndexShard.hash(space: space, key: key)
+        return shards[hash & (Self.shardCount - 1)].withLock { shard in
+            guard !isClosed, let slot = shard.find(space: space, key: key, hash: hash) else { return false }
+            return shard.entries[slot].expiry > now
+        }
+    }
+
+    /// Hits and misses counted by every shard.
+    var readCounts: (memoryHits: UInt64, misses: UInt64) {
+        shards.reduce(into: (UInt64(0), UInt64(0))) { sum, shard in
+            shard.withLock { sum.0 += $0.memoryHits; sum.1 += $0.misses }
+        }
+    }
+
+    /// Counts a miss found under the store's lock.
+    func countMiss(space: Int, key: String) {
+        let hash = IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key)
+        shards[hash & (Self.shardCount - 1)].withLock { $0.misses += 1 }
+    }
+
+    // MARK: - By key, for the store (under its lock)
+
+    /// The record of (space, key), if any.
+    func record(space: Int, key: String) -> EntryRecord? {
+        withEntry(space: space, key: key) { shard, slot in record(in: shard, slot: slot) }
+    }
+
+    /// The reference of the current version of (space, key).
+    func ref(space: Int, key: String) -> EntryRef? {
+        let space16 = UInt16(truncatingIfNeeded: space)
+        let hash = IndexShard.hash(space: space16, key: key)
+        let shardIndex = hash & (Self.shardCount - 1)
+        return shards[shardIndex].withLock { shard in
+            shard.find(space: space16, key: key, hash: hash).map { EntryRef(shard: shardIndex, slot: $0, sequence: shard.entries[$0].sequence) }
+        }
+    }
+
+    /// Adds or replaces the record of (space, key).
+    /// - Returns: the record it replaced, and the reference of the new one.
+    func upsert(space: Int, key: String, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
+        let space16 = UInt16(truncatingIfNeeded: space)
+        let hash = IndexShard.hash(space: space16, key: key)
+        let shardIndex = hash & (Self.shardCount - 1)
+        return shards[shardIndex].withLock { shard in
+            let (entry, superseded) = pack(record, key: key, space: space16)
+            if let slot = shard.find(space: space16, key: key, hash: hash) {
+                let previous = self.record(in: shard, slot: slot)
+                shard.update(slot: slot, with: entry, value: record.value, superseded: superseded)
+                return (previous, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
+            }
+            let slot = shard.insert(entry, hash: hash)
+            shard.update(slot: slot, with: entry, value: record.value, superseded: superseded)
+            return (nil, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
+        }
+    }
+
+    /// Removes (space, key).
+    /// - Returns: its record, and its reference.
+    @discardableResult
+    func remove(space: Int, key: String) -> (record: EntryRecord, ref: EntryRef)? {
+        let space16 = UInt16(truncatingIfNeeded: space)
+        let hash = IndexShard.hash(space: space16, key: key)
+        let shardIndex = hash & (Self.shardCount - 1)
+        return shards[shardIndex].withLock { shard in
+            guard let slot = shard.find(space: space16, key: key, hash: hash) else { return nil }
+            let record = self.record(in: shard, slot: slot)
+            shard.remove(slot: slot, hash: hash)
+            return (record, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
+        }
+    }
+
+    /// Changes the record of (space, key) in place, if it exists.
+    @discardableResult
+    func modify<R: Sendable>(space: Int, key: String, _ body: (inout EntryRecord) -> R) -> R? {
+        let space16 = UInt16(truncatingIfNeeded: space)
+        let hash = IndexShard.hash(space: space16, key: key)
+        return shards[hash & (Self.shardCount - 1)].withLock { shard in
+            guard let slot = shard.find(space: space16, key: key, hash: hash) else { return nil }
+            return modify(&shard, slot: slot, body)
+        }
+    }
+
+    // MARK: - By reference, for the store (under its lock)
+
+    /// The entry `ref` names, nil when its slot holds another version now.
+    func entry(_ ref: EntryRef) -> (space: Int, key: String, record: EntryRecord)? {
+        shards[ref.shard].withLock { shard in
+            guard shard.isCurrent(slot: ref.slot, tag: ref.tag) else { return nil }
+            let entry = shard.entries[ref.slot]
+            return (Int(entry.space), entry.key, record(in: shard, slot: ref.slot))
+        }
+    }
+
+    /// Whether `ref` still names its entry's current version.
+    func isCurrent(_ ref: EntryRef) -> Bool {
+        shards[ref.shard].withLock { $0.isCurrent(slot: ref.slot, tag: ref.tag) }
+    }
+
+    /// The full sequence of the version `ref` names (nil when stale).
+    func sequence(_ ref: EntryRef) -> UInt64? {
+        shards[ref.shard].withLock { shard in
+            shard.isCurrent(slot: ref.slot, tag: ref.tag) ? shard.entries[ref.slot].sequence : nil
+        }
+    }
+
+    /// Removes the entry `ref` names, if it is still that version.
+    func remove(_ ref: EntryRef) -> (key: String, record: EntryRecord)? {
+        shards[ref.shard].withLock { shard in
+            guard shard.isCurrent(slot: ref.slot, tag: ref.tag) else { return nil }
+            let entry = shard.entries[ref.slot]
+            let record = record(in: shard, slot: ref.slot)
+            shard.remove(slot: ref.slot, hash: IndexShard.hash(space: entry.space, key: entry.key))
+            return (entry.key, record)
+        }
+    }
+
+    /// Changes the entry `ref` names in place, if it is still that version.
+    @discardableResult
+    func modify<R: Sendable>(_ ref: EntryRef, _ body: (_ key: String, inout EntryRecord) -> R) -> R? {
+        shards[ref.shard].withLock { shard in
+            guard shard.isCurrent(slot: ref.slot, tag: ref.tag) else { return nil }
+            let key = shard.entries[ref.slot].key
+            return modify(&shard, slot: ref.slot) { body(key, &$0) }
+        }
+    }
+
+    // MARK: - Every entry
+
+    /// Calls `body` with every entry, shard by shard (each shard's lock held meanwhile).
+    func forEach(_ body: (_ space: Int, _ key: String, _ record: EntryRecord, _ ref: EntryRef) -> Void) {
+        for (index, locked) in shards.enumerated() {
+            locked.withLock { shard in
+                for slot in shard.entries.indices where shard.entries[slot].flags.contains(.occupied) {
+                    let entry = shard.entries[slot]
+                    body(Int(entry.space), entry.key, record(in: shard, slot: slot), EntryRef(shard: index, slot: slot, sequence: entry.sequence))
+                }
+            }
+        }
+    }
+
+    /// Takes every value out of memory (their files stay).
+    func releaseAllValues() {
+        for locked in shards {
+            locked.withLock { shard in
+                for slot in shard.entries.indices where shard.entries[slot].valueSlot != 0 { shard.setValue(nil, at: slot) }
+            }
+        }
+    }
+
+    /// Removes every entry of key space `space`, or of all when nil.
+    func removeAll(space: Int?) {
+        for locked in shards {
+            locked.withLock { shard in
+                guard let space else { return shard.removeAll() }
+                for slot in shard.entries.indices where shard.entries[slot].flags.contains(.occupied) && Int(shard.entries[slot].space) == space {
+                    let entry = shard.entries[slot]
+                    shard.remove(slot: slot, hash: IndexShard.hash(space: entry.space, key: entry.key))
+                }
+            }
+        }
+    }
+
+    // MARK: - Packing
+
+    private func withEntry<R: Sendable>(space: Int, key: String, _ body: (IndexShard, Int) -> R) -> R? {
+        let space16 = UInt16(truncatingIfNeeded: space)
+        let hash = IndexShard.hash(space: space16, key: key)
+        return shards[hash & (Self.shardCount - 1)].withLock { shard in
+            shard.find(space: space16, key: key, hash: hash).map { body(shard, $0) }
+        }
+    }
+
+    private func modify<R: Sendable>(_ shard: inout IndexShard, slot: Int, _ body: (inout EntryRecord) -> R) -> R {
+        var record = record(in: shard, slot: slot)
+        let result = body(&record)
+        let entry = shard.entries[slot]
+        let (packed, superseded) = pack(record, key: entry.key, space: entry.space)
+        shard.update(slot: slot, with: packed, value: record.value, superseded: superseded)
+        return result
+    }
+
+    /// Where the version on disk is, for an entry whose value is not in memory.
+    private func diskLocation(_ entry: IndexShard.Entry, slot: Int, in shard: IndexShard) -> RecordLocation {
+        if entry.flags.contains(.pendingWrite), let old = shard.superseded[UInt32(slot)] {
+            return RecordLocation(segment: old.segment, offset: old.offset, length: Int(old.length))
+        }
+        return RecordLocation(segment: entry.segment, offset: entry.offset, length: Int(entry.length))
+    }
+
+    private func record(in shard: IndexShard, slot: Int) -> EntryRecord {
+        let entry = shard.entries[slot]
+        let pending = entry.flags.contains(.pendingWrite)
+        let old = pending ? shard.superseded[UInt32(slot)] : nil
+        return EntryRecord(
+            expiry: entry.expiry, sequence: entry.sequence, rawSize: Int(entry.rawSize), value: shard.value(at: slot),
+            referenced: entry.flags.contains(.referenced), isPendingWrite: pending, length: Int(entry.length),
+            fileSize: pending ? Int(old?.length ?? 0) : Int(entry.length),
+            segment: pending ? old?.segment ?? 0 : entry.segment,
+            offset: pending ? old?.offset ?? 0 : entry.offset,
+            diskSequence: pending ? old?.sequence ?? 0 : (entry.length > 0 ? entry.sequence : 0)
+        )
+    }
+
+    private func pack(_ record: EntryRecord, key: String, space: UInt16) -> (IndexShard.Entry, IndexShard.DiskVersion?) {
+        var flags: IndexShard.Flags = .occupied
+        if record.referenced { flags.insert(.referenced) }
+        if record.isPendingWrite { flags.insert(.pendingWrite) }
+        let pending = record.isPendingWrite
+        let entry = IndexShard.Entry(
+            key: key, expiry: record.expiry, sequence: record.sequence,
+            segment: pending ? 0 : record.segment, offset: pending ? 0 : record.offset,
+            length: UInt32(pending ? record.length : record.fileSize), rawSize: UInt32(record.rawSize),
+            valueSlot: 0, space: space, flags: flags
+        )
+        let superseded = pending && record.fileSize > 0
+            ? IndexShard.DiskVersion(
+                segment: record.segment, offset: record.offset, length: UInt32(record.fileSize), sequence: record.diskSequence
+            )
+            : nil
+        return (entry, superseded)
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+
+/// One shard of the entry index: the entries whose (key space, key) hash to
+/// it, packed so that an entry costs its key and about 70 bytes.
+///
+/// Why a table of our own and not a `Dictionary<String, EntryRecord>`: a
+/// dictionary bucket holds the key and the whole record, and at a million
+/// entries two buckets in three are empty, so each entry paid about 150 bytes
+/// of buckets. Here entries sit densely in a slab (`entries`), and the hash
+/// table (`buckets`) holds only 4-byte slot numbers; the expiry heap, the
+/// Queue order and the memory ring name an entry by its slot (`EntryRef`), so
+/// no structure repeats the key. swift-collections has no hash table that
+/// looks keys up in storage of the caller's (OrderedDictionary's is internal,
+/// and its removals shift every later element).
+///
+/// Linear probing, at most 3/4 full; a removal shifts the run after it back
+/// (no tombstones), so lookups never slow down with churn.
+struct IndexShard: Sendable {
+    /// An entry as stored: 56 bytes (the key's 16 included).
+    struct Entry: Sendable {
+        var key: String
+        var expiry: Timestamp
+        var sequence: UInt64
+        /// Where this version's record is once written (segment 0: a file of
+        /// its own); both 0 while it is pending.
+        var segment: UInt32
+        var offset: UInt32
+        /// The record's length, written or pending; 0 in `memory` durability.
+        var length: UInt32
+        var rawSize: UInt32
+        /// The value's place in `values` plus one, 0 when it is not in memory.
+        var valueSlot: UInt32
+        var space: UInt16
+        var flags: Flags
+    }
+
+    struct Flags: OptionSet, Sendable {
+        let rawValue: UInt8
+        static let occupied = Flags(rawValue: 1)
+        /// Read since the CLOCK hand last passed (second chance).
+        static let referenced = Flags(rawValue: 2)
+        static let pendingWrite = Flags(rawValue: 4)
+    }
+
+    /// The version of a key still on disk while a newer one waits to be
+    /// written (rare, so kept apart from `Entry`).
+    struct DiskVersion: Sendable {
+        var segment: UInt32
+        var offset: UInt32
+        var length: UInt32
+        var sequence: UInt64
+    }
+
+    /// Slot plus one in the low bits, 6 more bits of the hash above them, so
+    /// that most probes that miss never touch an entry; 0 is empty.
+    private var buckets = [UInt32](repeating: 0, count: 16)
+    private(set) var entries: [Entry] = []
+    private var freeSlots: [UInt32] = []
+    private var values: [Data] = []
+    private var freeValues: [UInt32] = []
+    private(set) var superseded: [UInt32: DiskVersion] = [:]
+    private(set) var count = 0
+
+    /// Read counters, kept per shard so that a hit writes nothing shared.
+    var memoryHits: UInt64 = 0
+    var misses: UInt64 = 0
+
+    /// Keeps the next shard's lock and counters off this one's cache lines.
+    private let padding: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0, 0, 0, 0)
+
+    static let slotBits = 26
+    static let maximumSlots = 1 << slotBits - 1
+    private static let slotMask = UInt32(1 << slotBits - 1)
+
+    // MARK: - Lookups
+
+    /// The slot of (space, key), whose hash is `hash`.
+    /// - Complexity: O(1) expected.
+    func find(space: UInt16, key: String, hash: Int) -> Int? {
+        let mask = buckets.count - 1
+        let tag = Self.tag(hash)
+        var index = Self.home(hash) & mask
+        while true {
+            let bucket = buckets[index]
+            if bucket == 0 { return nil }
+            if bucket & ~Self.slotMask == tag {
+                let slot = Int(bucket & Self.slotMask) - 1
+                if entries[slot].space == space, entries[slot].key == key { return slot }
+            }
+            index = (index + 1) & mask
+        }
+    }
+
+    /// Whether `slot` holds an entry whose sequence ends in `tag` (an `EntryRef` still current).
+    func isCurrent(slot: Int, tag: UInt32) -> Bool {
+        slot < entries.count && entries[slot].flags.contains(.occupied) && UInt32(truncatingIfNeeded: entries[slot].sequence) == tag
+    }
+
+    func value(at slot: Int) -> Data? {
+        let valueSlot = entries[slot].valueSlot
+        return valueSlot == 0 ? nil : values[Int(valueSlot) - 1]
+    }
+
+    // MARK: - Changes
+
+    /// Adds an entry whose key is not in the shard yet.
+    /// - Returns: its slot.
+    mutating func insert(_ entry: Entry, hash: Int) -> Int {
+        if (count + 1) * 4 > buckets.count * 3 { grow() }
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = Int(free)
+            entries[slot] = entry
+        } else {
+            slot = entries.count
+            precondition(slot < Self.maximumSlots, "an index shard is full (\(Self.maximumSlots) entries)")
+            entries.append(entry)
+        }
+        entries[slot].flags.insert(.occupied)
+        place(slot: slot, hash: hash)
+        count += 1
+        return slot
+    }
+
+    /// Removes the entry in `slot` (whose key hashes to `hash`) and frees its value.
+    mutating func remove(slot: Int, hash: Int) {
+        let mask = buckets.count - 1
+        var index = Self.home(hash) & mask
+        while Int(buckets[index] & Self.slotMask) - 1 != slot { index = (index + 1) & mask }
+        // Backward shift: move later members of the run into the hole when
+        // their home is at or before it, so no probe ever stops early.
+        var hole = index
+        var next = (hole + 1) & mask
+        while buckets[next] != 0 {
+            let home = Self.home(hashOf(slot: Int(buckets[next] & Self.slotMask) - 1)) & mask
+            if (next - home) & mask >= (next - hole) & mask {
+                buckets[hole] = buckets[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        buckets[hole] = 0
+        setValue(nil, at: slot)
+        superseded[UInt32(slot)] = nil
+        entries[slot] = Entry(
+            key: "", expiry: 0, sequence: 0, segment: 0, offset: 0, length: 0, rawSize: 0, valueSlot: 0, space: 0, flags: []
+        )
+        freeSlots.append(UInt32(slot))
+        count -= 1
+    }
+
+    /// Replaces what the entry in `slot` holds (its key stays).
+    mutating func update(slot: Int, with entry: Entry, value: Data?, superseded version: DiskVersion?) {
+        let valueSlot = entries[slot].valueSlot
+        entries[slot] = entry
+        entries[slot].valueSlot = valueSlot
+        entries[slot].flags.insert(.occupied)
+        setValue(value, at: slot)
+        superseded[UInt32(slot)] = version
+    }
+
+    mutating func setReferenced(slot: Int) {
+        entries[slot].flags.insert(.referenced)
+    }
+
+    /// Puts `value` in memory for the entry in `slot`, or takes it out (nil).
+    mutating func setValue(_ value: Data?, at slot: Int) {
+        let current = entries[slot].valueSlot
+        switch (value, current) {
+        case (nil, 0):
+            break
+        case (nil, _):
+            values[Int(current) - 1] = Data()
+            freeValues.append(current - 1)
+            entries[slot].valueSlot = 0
+        case let (value?, 0):
+            if let free = freeValues.popLast() {
+                values[Int(free)] = value
+                entries[slot].valueSlot = free + 1
+            } else {
+                values.append(value)
+                entries[slot].valueSlot = UInt32(values.count)
+            }
+        case let (value?, _):
+            values[Int(current) - 1] = value
+        }
+    }
+
+    /// Empties the shard, giving its memory back.
+    mutating func removeAll() {
+        self = IndexShard(memoryHits: memoryHits, misses: misses)
+    }
+
+    private init(memoryHits: UInt64, misses: UInt64) {
+        self.memoryHits = memoryHits
+        self.misses = misses
+    }
+
+    init() {}
+
+    // MARK: - Hashing
+
+    /// The hash of (space, key): its low bits choose the shard, the rest the bucket.
+    static func hash(space: UInt16, key: String) -> Int {
+        var hasher = Hasher()
+        hasher.combine(key)
+        hasher.combine(space)
+        return hasher.finalize()
+    }
+
+    private static func home(_ hash: Int) -> Int { hash >> EntryIndex.shardBits }
+
+    private static func tag(_ hash: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: hash >> (64 - (32 - slotBits))) << UInt32(slotBits)
+    }
+
+    private func hashOf(slot: Int) -> Int {
+        Self.hash(space: entries[slot].space, key: entries[slot].key)
+    }
+
+    private mutating func place(slot: Int, hash: Int) {
+        let mask = buckets.count - 1
+        var index = Self.home(hash) & mask
+        while buckets[index] != 0 { index = (index + 1) & mask }
+        buckets[index] = Self.tag(hash) | UInt32(slot + 1)
+    }
+
+    /// Doubles the table and places every entry again.
+    /// - Complexity: O(n), once per doubling.
+    private mutating func grow() {
+        buckets = [UInt32](repeating: 0, count: buckets.count * 2)
+        for slot in entries.indices where entries[slot].flags.contains(.occupied) {
+            place(slot: slot, hash: hashOf(slot: slot))
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+@testable import Kache
+
+@Suite struct EntryIndexTests {
+    private func record(_ sequence: UInt64, value: Data? = nil) -> EntryRecord {
+        EntryRecord(
+            expiry: Int64(sequence), sequence: sequence, rawSize: value?.count ?? 0, value: value,
+            isPendingWrite: false, length: 100, fileSize: 100, segment: 1, offset: UInt32(sequence % 1000), diskSequence: sequence
+        )
+    }
+
+    /// Random upserts and removals over a small key range (so slots are reused
+    /// and removals shift runs back) against a dictionary, with every key of
+    /// the range looked up after each step.
+    @Test(arguments: 0 ..< 8)
+    func agreesWithADictionary(seed: Int) {
+        var random = SeededGenerator(seed: UInt64(seed))
+        let index = EntryIndex(keepsFiles: true, segmentThreshold: 1 << 14)
+        var model: [String: UInt64] = [:]
+        var sequence: UInt64 = 0
+        let keys = (0 ..< 3).flatMap { space in (0 ..< 300).map { (space, "key-\($0)") } }
+        for step in 0 ..< 6000 {
+            let (space, key) = keys.randomElement(using: &random)!
+            let name = "\(space)/\(key)"
+            if Int.random(in: 0 ..< 3, using: &random) == 0 {
+                let removed = index.remove(space: space, key: key)
+                #expect(removed?.record.sequence == model.removeValue(forKey: name), "step \(step)")
+            } else {
+                sequence += 1
+                let value = Int.random(in: 0 ..< 2, using: &random) == 0 ? Data("v\(sequence)".utf8) : nil
+                let (previous, ref) = index.upsert(space: space, key: key, record(sequence, value: value))
+                #expect(previous?.sequence == model[name], "step \(step)")
+                #expect(index.entry(ref)?.key == key)
+                model[name] = sequence
+            }
+            if step % 500 == 0 || step == 5999 {
+                for (space, key) in keys {
+                    let found = index.record(space: space, key: key)
+                    #expect(found?.sequence == model["\(space)/\(key)"], "step \(step): \(space)/\(key)")
+                    if let found, let value = found.value { #expect(value == Data("v\(found.sequence)".utf8)) }
+                }
+                var count = 0
+                index.forEach { _, _, _, _ in count += 1 }
+                #expect(count == model.count)
+            }
+        }
+    }
+
+    /// A reference goes stale when its key is replaced or removed, even if the
+    /// slot is reused at once.
+    @Test func referencesGoStale() {
+        let index = EntryIndex(keepsFiles: true, segmentThreshold: 1 << 14)
+        let (_, first) = index.upsert(space: 0, key: "a", record(1))
+        let (_, second) = index.upsert(space: 0, key: "a", record(2))
+        #expect(!index.isCurrent(first))
+        #expect(index.isCurrent(second))
+        index.remove(space: 0, key: "a")
+        let (_, other) = index.upsert(space: 0, key: "a", record(3))
+        #expect(!index.isCurrent(second))
+        #expect(index.entry(other)?.record.sequence == 3)
+    }
+
+    /// A pending version keeps the location of the one still on disk.
+    @Test func aPendingVersionKeepsTheOneOnDisk() {
+        let index = EntryIndex(keepsFiles: true, segmentThreshold: 1 << 14)
+        var pending = record(9, value: Data("new".utf8))
+        pending.isPendingWrite = true
+        pending.length = 60
+        pending.diskSequence = 4
+        index.upsert(space: 0, key: "k", pending)
+        let found = index.record(space: 0, key: "k")
+        #expect(found?.isPendingWrite == true)
+        #expect(found?.length == 60)
+        #expect(found?.location == RecordLocation(segment: 1, offset: 9, length: 100))
+        #expect(found?.diskSequence == 4)
+        guard case let .hit(value) = index.lookup(space: 0, key: "k", now: 0) else { Issue.record("not a hit"); return }
+        #expect(value == Data("new".utf8))
+    }
+
+    /// What an entry costs is what docs/MEMORY.md says; these fail when a field
+    /// makes it grow.
+    @Test func entriesStayPacked() {
+        #expect(MemoryLayout<IndexShard.Entry>.stride == 56)
+        #expect(MemoryLayout<ExpiryIndex.Item>.stride == 16)
+        #expect(MemoryLayout<EntryRef>.stride == 8)
+    }
+
+    /// Pools driven by several threads at once, each against its own
+    /// reference model, while other threads read every Pool: sharing shards
+    /// and the store's lock must not bend any Pool's order.
+    @Test func poolsAgreeWithTheirModelsUnderConcurrency() async throws {
+        let clock = ManualClock() // never advanced: nothing expires, every order is exact
+        let cache = try Kache(inMemory: .testing(clock: clock))
+        let pools = try (0 ..< 4).map { try cache.pool(named: "p\($0)", capacity: 4 + $0) }
+        let stop = Locked(false)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in pools.indices {
+                group.addTask {
+                    var random = SeededGenerator(seed: UInt64(writer))
+                    let pool = pools[writer]
+                    var model = ReferencePool(capacity: pool.capacity)
+                    for step in 0 ..< 1500 {
+                        let key = "k\(Int.random(in: 0 ..< 24, using: &random))"
+                        if Int.random(in: 0 ..< 8, using: &random) == 0 {
+                            pool.removeValue(forKey: key)
+                            model.remove(key)
+                        } else {
+                            let ttl = Int64.random(in: 1 ... 50, using: &random)
+                            try pool.set(Data(key.utf8), forKey: key, ttl: .seconds(ttl))
+                            model.set(key, expiry: ttl, now: 0)
+                        }
+                        if step % 25 == 0 { #expect(pool.keys == model.keys, "writer \(writer), step \(step)") }
+                    }
+                    #expect(pool.keys == model.keys, "writer \(writer)")
+                    #expect(pool.statistics.evictions == UInt64(model.evicted.count), "writer \(writer)")
+                }
+            }
+            for reader in 0 ..< 2 {
+                group.addTask {
+                    var random = SeededGenerator(seed: UInt64(100 + reader))
+                    while !stop.withLock({ $0 }) {
+                        let key = "k\(Int.random(in: 0 ..< 24, using: &random))"
+                        if let value = pools.randomElement(using: &random)!.data(forKey: key) {
+                            #expect(value == Data(key.utf8))
+                        }
+                    }
+                }
+            }
+            for _ in pools.indices { try await group.next() }
+            stop.withLock { $0 = true }
+            try await group.waitForAll()
+        }
+        cache.checkInvariants()
+    }
+}
