@@ -124,6 +124,9 @@ import Testing
                         if let value = pools.randomElement(using: &random)!.data(forKey: key) {
                             #expect(value == Data(key.utf8))
                         }
+                        // The cooperative pool may have only as many threads as
+                        // readers: without a yield, writers would never run.
+                        await Task.yield()
                     }
                 }
             }

@@ -33,14 +33,22 @@ import Testing
         let fixture = try FaultFixture(count: 0)
         let cache = try fixture.open()
         let stop = Locked(false)
+        let loads = Locked(0)
         let loader = BackgroundCall()
         loader.start {
-            while !stop.withLock({ $0 }) { try cache.load() }
+            while !stop.withLock({ $0 }) {
+                try cache.load()
+                loads.withLock { $0 += 1 }
+                // A pause between loads, or the sets starve: each waits for one
+                // and, polling, rarely catches the instant between two loads.
+                usleep(500)
+            }
         }
         var failures: [String] = []
         for index in 0 ..< 400 {
             do {
-                try cache.set(incompressible(200, seed: UInt64(index + 1)), forKey: "k\(index)", ttl: .seconds(100))
+                // An hour: a slow run must not see the first keys expire.
+                try cache.set(incompressible(200, seed: UInt64(index + 1)), forKey: "k\(index)", ttl: .seconds(3600))
             } catch {
                 failures.append("k\(index): \(error)")
             }
@@ -48,6 +56,7 @@ import Testing
         stop.withLock { $0 = true }
         try loader.wait()
         #expect(failures.isEmpty, "\(failures.prefix(3))")
+        #expect(loads.withLock { $0 } >= 10, "too few loads raced the sets to test anything")
         let lost = (0 ..< 400).filter { cache.data(forKey: "k\($0)") != incompressible(200, seed: UInt64($0 + 1)) }
         #expect(lost.isEmpty, "\(lost.count) acknowledged sets lost to load(), e.g. k\(lost.first ?? -1)")
         try cache.close()
