@@ -18,6 +18,9 @@ final class WriteBehind: Sendable {
         /// Jobs taken by a thread and not finished yet.
         var inFlight = 0
         var stopping = false
+        /// The writer found nothing to do and waits on `wakeup`: only then does
+        /// an enqueue signal it (a signal per job cost a futex call per set).
+        var writerAsleep = false
     }
 
     private let queue = Locked(Queue())
@@ -40,14 +43,15 @@ final class WriteBehind: Sendable {
     /// Queues `jobs`; when the queue holds more than the limit, helps drain it.
     func enqueue(_ jobs: [Persister.Job]) {
         guard !jobs.isEmpty else { return }
-        let over = queue.withLock { queue in
+        let (over, wakesWriter) = queue.withLock { queue in
             for job in jobs {
                 queue.jobs.append(job)
                 queue.bytes += job.byteCount
             }
-            return queue.bytes > limit
+            defer { queue.writerAsleep = false }
+            return (queue.bytes > limit, queue.writerAsleep)
         }
-        for _ in jobs { wakeup.signal() }
+        if wakesWriter { wakeup.signal() }
         if over {
             while let batch = take(whileOverLimit: true) { run(batch) }
         }
@@ -105,18 +109,27 @@ final class WriteBehind: Sendable {
 
     private func run() {
         while true {
-            wakeup.wait()
             if let batch = take(whileOverLimit: false) {
-                // The semaphore was signalled once per job and a batch takes
-                // several: the extra wakeups find nothing and wait again.
                 run(batch)
                 // Only here, on the writer's own thread: a caller helping to
                 // drain may be inside a change, and reclaiming pauses changes.
                 afterBatch()
-            } else if queue.withLock({ $0.stopping && $0.jobs.isEmpty }) {
+                continue
+            }
+            let stops = queue.withLock { queue in
+                // Checked under the lock an enqueue appends under, so a job
+                // queued after `take` found none either is seen here or wakes us.
+                guard queue.jobs.isEmpty else { return false }
+                if queue.stopping { return true }
+                queue.writerAsleep = true
+                return false
+            }
+            if stops {
                 finished.signal()
                 return
             }
+            // An enqueue since then has signalled already: the wait returns at once.
+            wakeup.wait()
         }
     }
 }
