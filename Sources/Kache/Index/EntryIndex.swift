@@ -232,7 +232,7 @@ final class EntryIndex: Sendable {
     func releaseAllValues() {
         for locked in shards {
             locked.withLock { shard in
-                for slot in shard.entries.indices where shard.entries[slot].valueSlot != 0 { shard.setValue(nil, at: slot) }
+                for slot in shard.entries.indices where shard.entries[slot].value != nil { shard.setValue(nil, at: slot) }
             }
         }
     }
@@ -297,10 +297,10 @@ final class EntryIndex: Sendable {
         if record.isPendingWrite { flags.insert(.pendingWrite) }
         let pending = record.isPendingWrite
         let entry = IndexShard.Entry(
-            key: key, expiry: record.expiry, sequence: record.sequence,
+            key: key, expiry: record.expiry, sequence: record.sequence, value: nil,
             segment: pending ? 0 : record.segment, offset: pending ? 0 : record.offset,
             length: UInt32(pending ? record.length : record.fileSize), rawSize: UInt32(record.rawSize),
-            valueSlot: 0, space: space, flags: flags
+            space: space, flags: flags
         )
         let superseded = pending && record.fileSize > 0
             ? IndexShard.DiskVersion(

@@ -1,7 +1,8 @@
 import Foundation
 
 /// One shard of the entry index: the entries whose (key space, key) hash to
-/// it, packed so that an entry costs its key and about 70 bytes.
+/// it, packed so that an entry costs about 100 bytes, its key's 16 included
+/// (docs/MEMORY.md).
 ///
 /// Why a table of our own and not a `Dictionary<String, EntryRecord>`: a
 /// dictionary bucket holds the key and the whole record, and at a million
@@ -16,11 +17,18 @@ import Foundation
 /// Linear probing, at most 3/4 full; a removal shifts the run after it back
 /// (no tombstones), so lookups never slow down with churn.
 struct IndexShard: Sendable {
-    /// An entry as stored: 56 bytes (the key's 16 included).
+    /// An entry as stored: 72 bytes (the key's 16 included).
+    ///
+    /// The value sits in the entry itself, 16 bytes even when it is only on
+    /// disk: kept in a slab of its own instead, a hit cost one more cache
+    /// miss, and W2 on one thread ran at 0.45× the `Mutex<[String: Data]>`
+    /// floor instead of 0.59× (docs/MEMORY.md).
     struct Entry: Sendable {
         var key: String
         var expiry: Timestamp
         var sequence: UInt64
+        /// The value, when it is in memory.
+        var value: Data?
         /// Where this version's record is once written (segment 0: a file of
         /// its own); both 0 while it is pending.
         var segment: UInt32
@@ -28,8 +36,6 @@ struct IndexShard: Sendable {
         /// The record's length, written or pending; 0 in `memory` durability.
         var length: UInt32
         var rawSize: UInt32
-        /// The value's place in `values` plus one, 0 when it is not in memory.
-        var valueSlot: UInt32
         var space: UInt16
         var flags: Flags
     }
@@ -56,8 +62,6 @@ struct IndexShard: Sendable {
     private var buckets = [UInt32](repeating: 0, count: 16)
     private(set) var entries: [Entry] = []
     private var freeSlots: [UInt32] = []
-    private var values: [Data] = []
-    private var freeValues: [UInt32] = []
     private(set) var superseded: [UInt32: DiskVersion] = [:]
     private(set) var count = 0
 
@@ -97,8 +101,7 @@ struct IndexShard: Sendable {
     }
 
     func value(at slot: Int) -> Data? {
-        let valueSlot = entries[slot].valueSlot
-        return valueSlot == 0 ? nil : values[Int(valueSlot) - 1]
+        entries[slot].value
     }
 
     // MARK: - Changes
@@ -140,10 +143,9 @@ struct IndexShard: Sendable {
             next = (next + 1) & mask
         }
         buckets[hole] = 0
-        setValue(nil, at: slot)
         superseded[UInt32(slot)] = nil
         entries[slot] = Entry(
-            key: "", expiry: 0, sequence: 0, segment: 0, offset: 0, length: 0, rawSize: 0, valueSlot: 0, space: 0, flags: []
+            key: "", expiry: 0, sequence: 0, value: nil, segment: 0, offset: 0, length: 0, rawSize: 0, space: 0, flags: []
         )
         freeSlots.append(UInt32(slot))
         count -= 1
@@ -151,11 +153,9 @@ struct IndexShard: Sendable {
 
     /// Replaces what the entry in `slot` holds (its key stays).
     mutating func update(slot: Int, with entry: Entry, value: Data?, superseded version: DiskVersion?) {
-        let valueSlot = entries[slot].valueSlot
         entries[slot] = entry
-        entries[slot].valueSlot = valueSlot
+        entries[slot].value = value
         entries[slot].flags.insert(.occupied)
-        setValue(value, at: slot)
         superseded[UInt32(slot)] = version
     }
 
@@ -165,25 +165,7 @@ struct IndexShard: Sendable {
 
     /// Puts `value` in memory for the entry in `slot`, or takes it out (nil).
     mutating func setValue(_ value: Data?, at slot: Int) {
-        let current = entries[slot].valueSlot
-        switch (value, current) {
-        case (nil, 0):
-            break
-        case (nil, _):
-            values[Int(current) - 1] = Data()
-            freeValues.append(current - 1)
-            entries[slot].valueSlot = 0
-        case let (value?, 0):
-            if let free = freeValues.popLast() {
-                values[Int(free)] = value
-                entries[slot].valueSlot = free + 1
-            } else {
-                values.append(value)
-                entries[slot].valueSlot = UInt32(values.count)
-            }
-        case let (value?, _):
-            values[Int(current) - 1] = value
-        }
+        entries[slot].value = value
     }
 
     /// Empties the shard, giving its memory back.
