@@ -186,6 +186,11 @@ final class EntryIndex: Sendable {
         shards[ref.shard].withLock { $0.isCurrent(slot: ref.slot, tag: ref.tag) }
     }
 
+    /// Whether `ref` still names its entry's current version, and that version's value is in memory.
+    func holdsValue(_ ref: EntryRef) -> Bool {
+        shards[ref.shard].withLock { $0.isCurrent(slot: ref.slot, tag: ref.tag) && $0.entries[ref.slot].value != nil }
+    }
+
     /// The full sequence of the version `ref` names (nil when stale).
     func sequence(_ ref: EntryRef) -> UInt64? {
         shards[ref.shard].withLock { shard in

@@ -89,6 +89,6 @@ extension StoreState {
 
     private mutating func compactRing() {
         let index = index
-        memory.ring = Deque(memory.ring.filter { ref in index.entry(ref).map { $0.record.value != nil } ?? false })
+        memory.ring = Deque(memory.ring.filter(index.holdsValue))
     }
 }
