@@ -28,6 +28,9 @@ struct ExpiryIndex: Sendable {
     /// Items in the heap, live or stale.
     var count: Int { heap.count }
 
+    /// The earliest expiry of any item, live or stale: no live item expires sooner.
+    var leastExpiry: Timestamp? { heap.min?.expiry }
+
     /// Records a version of an entry.
     /// - Complexity: O(log n)
     mutating func insert(_ ref: EntryRef, expiry: Timestamp) {

@@ -75,6 +75,9 @@ struct KeySpace: Sendable {
     /// Removes and returns the entry with the earliest expiry if it has passed.
     /// - Complexity: O(log n) amortized.
     mutating func popExpired(now: Timestamp, index: EntryIndex) -> (key: String, record: EntryRecord)? {
+        // The top item, live or stale, expires first: while it has not passed,
+        // no live item has, and the sweep on every insert takes no shard lock.
+        guard let least = expiry.leastExpiry, least <= now else { return nil }
         guard let top = earliestItem(index: index), top.expiry <= now else { return nil }
         return popEarliest(index: index)
     }
