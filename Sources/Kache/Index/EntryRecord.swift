@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the cache knows about one live entry, as the index hands it out and
-/// takes it back. The index keeps it packed (`IndexShard.Entry`, 56 bytes);
+/// takes it back. The index keeps it packed (`IndexShard.Entry`, 72 bytes);
 /// this is the unpacked form the store's logic works on.
 struct EntryRecord: Sendable {
     /// When the entry expires.
@@ -58,6 +58,11 @@ struct Removal: Sendable {
     /// The sequence of the tombstone that records its removal on disk (taken
     /// when it left the index, so it sorts before any later version), 0 for none.
     var tombstoneSequence: UInt64 = 0
+    /// Whether a file of its own may hold it: an older version written to
+    /// one, or a pending version long enough to get one (its write may land
+    /// before the removal is seen). False spares an unlink that would find
+    /// nothing, once per removal of a small entry.
+    var mayHaveOwnFile = true
 
     var sequence: UInt64 { record.sequence }
 }

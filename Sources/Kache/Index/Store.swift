@@ -258,7 +258,8 @@ struct StoreState: Sendable {
         }
         return Removal(
             spaceIndex: space, space: spaces[space].name, key: key, record: kept,
-            hasFile: hasFile, tombstoneSequence: tombstone
+            hasFile: hasFile, tombstoneSequence: tombstone,
+            mayHaveOwnFile: record.fileSize > 0 && record.segment == 0 || record.isPendingWrite && record.length >= segmentThreshold
         )
     }
 

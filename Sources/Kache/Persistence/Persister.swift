@@ -139,7 +139,7 @@ struct Persister: Sendable {
                 }
             }
         }
-        for removal in withFiles where removal.record.segment == 0 {
+        for removal in withFiles where removal.mayHaveOwnFile {
             let name = EntryName(space: removal.space, key: removal.key)
             disk.withExclusiveAccess(to: name) {
                 let keep = store.withLock { state in
