@@ -81,9 +81,50 @@ import Testing
     /// What an entry costs is what docs/MEMORY.md says; these fail when a field
     /// makes it grow.
     @Test func entriesStayPacked() {
-        #expect(MemoryLayout<IndexShard.Entry>.stride == 72)
+        #expect(MemoryLayout<IndexShard.Entry>.stride == 64)
         #expect(MemoryLayout<ExpiryIndex.Item>.stride == 16)
         #expect(MemoryLayout<EntryRef>.stride == 8)
+    }
+
+    /// The sequence, the flags and the key space share a word: each keeps
+    /// its value, at its extremes, whatever the others are set to.
+    @Test func packedFieldsStayApart() {
+        let largest = UInt64(1) << IndexShard.Entry.sequenceBits - 1
+        let lastSpace = UInt16(StoreState.maximumKeySpaces - 1)
+        var entry = IndexShard.Entry(
+            key: "k", expiry: 1, sequence: largest, value: nil, segment: 0, offset: 0, length: 0, rawSize: 0,
+            space: lastSpace, flags: [.occupied, .referenced, .pendingWrite]
+        )
+        #expect(entry.sequence == largest)
+        #expect(entry.space == lastSpace)
+        #expect(entry.flags == [.occupied, .referenced, .pendingWrite])
+        entry.flags = [.occupied]
+        entry.sequence = 5
+        #expect(entry.space == lastSpace && entry.flags == [.occupied] && entry.sequence == 5)
+        entry.space = 0
+        entry.flags = [.pendingWrite]
+        #expect(entry.sequence == 5 && entry.space == 0 && entry.flags == [.pendingWrite])
+    }
+
+    /// A key space past the most an entry can name is refused with a typed error, not a trap.
+    @Test func keySpacesStopAtTheLimit() throws {
+        let cache = try Kache(inMemory: .testing())
+        var opened = 2 // the default Pool and Queue
+        var refusal: KacheError?
+        while refusal == nil, opened <= StoreState.maximumKeySpaces {
+            do {
+                _ = try cache.pool(named: "p\(opened)", capacity: 1)
+                opened += 1
+            } catch {
+                refusal = error as? KacheError ?? .closed
+            }
+        }
+        // The top level is a key space too.
+        #expect(opened == StoreState.maximumKeySpaces - 1)
+        guard case .invalidKeySpaceName? = refusal else {
+            Issue.record("expected invalidKeySpaceName, got \(String(describing: refusal))")
+            return
+        }
     }
 
     /// Pools driven by several threads at once, each against its own

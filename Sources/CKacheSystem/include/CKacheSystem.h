@@ -11,4 +11,9 @@ int kache_syncfs(int fd);
 void kache_tsan_acquire(const void *address);
 void kache_tsan_release(const void *address);
 
+/// Gives the heap's free pages back to the system (glibc `malloc_trim(0)`;
+/// a no-op elsewhere). glibc keeps what a thread freed in that thread's
+/// arena, so the write-behind thread's spent buffers would stay resident.
+void kache_return_freed_memory(void);
+
 #endif

@@ -1,3 +1,4 @@
+import CKacheSystem
 import Foundation
 
 extension Kache {
@@ -18,6 +19,9 @@ extension Kache {
         }
         // The manifest is a checkpoint: dead segment bytes it covers can go.
         reclaimer?.reclaim(checkpointing: false)
+        // The manifest's snapshot and encoding, a hundred bytes or so per
+        // entry, are freed now: give the pages back rather than keep them resident.
+        kache_return_freed_memory()
     }
 
     /// Reloads the index from the directory, as opening it would: pending

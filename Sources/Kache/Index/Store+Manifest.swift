@@ -55,6 +55,7 @@ extension StoreState {
                 guard spaces[existing].kind == saved.kind else { continue }
                 index = existing
             } else {
+                guard spaces.count < Self.maximumKeySpaces else { continue }
                 spaces.append(KeySpace(name: saved.name, kind: saved.kind, capacity: saved.capacity))
                 index = spaces.count - 1
                 spaceIndex[saved.name] = index
@@ -132,6 +133,7 @@ extension StoreState {
                 guard spaces[existing].kind == header.kind else { continue }
                 index = existing
             } else {
+                guard spaces.count < Self.maximumKeySpaces else { continue }
                 spaces.append(KeySpace(name: header.space, kind: header.kind, capacity: .max))
                 index = spaces.count - 1
                 spaceIndex[header.space] = index

@@ -54,6 +54,9 @@ struct StoreState: Sendable {
     /// The top level's index in `spaces`.
     static let topLevel = 0
 
+    /// The index keeps a key space's number in 12 bits (`IndexShard.Entry.space`).
+    static let maximumKeySpaces = 1 << IndexShard.Entry.spaceBits
+
     /// Records shorter than this go to segment files (`Configuration.segmentThreshold`).
     let segmentThreshold: Int
 
@@ -437,8 +440,9 @@ struct StoreState: Sendable {
             }
             return (index, removals)
         }
-        // The index keeps a key space's number in 16 bits (`IndexShard.Entry.space`).
-        guard spaces.count <= Int(UInt16.max) else { throw .invalidKeySpaceName(name, reason: "there are \(Int(UInt16.max) + 1) key spaces already") }
+        guard spaces.count < Self.maximumKeySpaces else {
+            throw .invalidKeySpaceName(name, reason: "there are \(Self.maximumKeySpaces) key spaces already")
+        }
         spaces.append(KeySpace(name: name, kind: kind, capacity: capacity))
         spaceIndex[name] = spaces.count - 1
         mutations += 1

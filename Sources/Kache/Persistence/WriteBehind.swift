@@ -1,3 +1,4 @@
+import CKacheSystem
 import DequeModule
 import Dispatch
 import Foundation
@@ -107,9 +108,15 @@ final class WriteBehind: Sendable {
         queue.withLock { $0.inFlight -= batch.count }
     }
 
+    /// Bytes of jobs after which the writer, once the queue is empty, gives
+    /// freed memory back (issue 21: the queue's spent buffers are returned).
+    static let trimEvery = 16 << 20
+
     private func run() {
+        var bytesSinceTrim = 0
         while true {
             if let batch = take(whileOverLimit: false) {
+                bytesSinceTrim += batch.reduce(0) { $0 + $1.byteCount }
                 run(batch)
                 // Only here, on the writer's own thread: a caller helping to
                 // drain may be inside a change, and reclaiming pauses changes.
@@ -127,6 +134,10 @@ final class WriteBehind: Sendable {
             if stops {
                 finished.signal()
                 return
+            }
+            if bytesSinceTrim >= Self.trimEvery {
+                bytesSinceTrim = 0
+                kache_return_freed_memory()
             }
             // An enqueue since then has signalled already: the wait returns at once.
             wakeup.wait()
