@@ -147,7 +147,7 @@ public final class CachingClient: Sendable {
     public func response(for request: URLRequest) async throws -> Response {
         let method = (request.httpMethod ?? "GET").uppercased()
         let requestDirectives = CacheControl(request: request)
-        if method == "HEAD", let answer = headFromStoredGET(request, directives: requestDirectives) {
+        if method == "HEAD", let answer = await headFromStoredGET(request, directives: requestDirectives) {
             return answer
         }
         guard method == "GET", let url = request.url, policy.shouldCache(url),
@@ -163,7 +163,7 @@ public final class CachingClient: Sendable {
             range = single
         }
         let exchange = Exchange(request: request, primary: primary, value: fieldValues(of: request), directives: requestDirectives, range: range)
-        let found = store.lookup(primary, value: exchange.value)
+        let found = await store.lookup(primary, value: exchange.value)
         let now = cache.configuration.clock.now()
 
         if let stored = found.response, isUsable(stored, for: exchange, at: now) {
@@ -177,7 +177,7 @@ public final class CachingClient: Sendable {
                 return Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache)
             }
         }
-        if let range, let parts = store.lookup(primary.partsKey, value: { _ in nil }).response, isUsable(parts, for: exchange, at: now),
+        if let range, let parts = await store.lookup(primary.partsKey, value: { _ in nil }).response, isUsable(parts, for: exchange, at: now),
            let part = parts.partialResponse(for: range, at: now) {
             count { $0.freshHits += 1; $0.bytesSaved += UInt64(part.data.count) }
             return Response(data: part.data, response: part.response, source: .cache)
@@ -199,12 +199,12 @@ public final class CachingClient: Sendable {
     /// Removes the stored response (every variant of it, and any stored parts) for a GET of `url`.
     ///
     /// ```swift
-    /// client.removeCachedResponse(for: profileURL)   // after the user edits the profile
+    /// await client.removeCachedResponse(for: profileURL)   // after the user edits the profile
     /// ```
-    public func removeCachedResponse(for url: URL) {
+    public func removeCachedResponse(for url: URL) async {
         guard let key = CacheKey(method: "GET", url: url) else { return }
-        store.remove(key)
-        store.remove(key.partsKey)
+        await store.remove(key)
+        await store.remove(key.partsKey)
     }
 
     /// Returns once every background revalidation started so far (for
@@ -258,10 +258,10 @@ public final class CachingClient: Sendable {
 
     /// A HEAD request answered from the stored GET response of its URL, when
     /// that one may be used: its status and header fields, without the body.
-    private func headFromStoredGET(_ request: URLRequest, directives: CacheControl) -> Response? {
+    private func headFromStoredGET(_ request: URLRequest, directives: CacheControl) async -> Response? {
         guard let url = request.url, policy.shouldCache(url), !CachingClient.isConditional(request), !directives.noStore,
               request.value(forHTTPHeaderField: "Range") == nil, let primary = CacheKey(method: "GET", url: url),
-              let stored = store.lookup(primary, value: fieldValues(of: request)).response
+              let stored = await store.lookup(primary, value: fieldValues(of: request)).response
         else { return nil }
         let now = cache.configuration.clock.now()
         guard isUsable(stored, directives: directives, at: now) else { return nil }
@@ -287,7 +287,7 @@ public final class CachingClient: Sendable {
             let notModified = HeaderFields(response)
             if CachingClient.selects(notModified, stored) {
                 let refreshed = stored.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime, policy: policy)
-                keep(refreshed, exchange: exchange, found: found, now: responseTime)
+                await keep(refreshed, exchange: exchange, found: found, now: responseTime)
                 if let range = exchange.range, let part = refreshed.partialResponse(for: range, at: responseTime) {
                     count { $0.revalidations += 1; $0.bytesSaved += UInt64(part.data.count) }
                     return Response(data: part.data, response: part.response, source: .revalidated)
@@ -310,14 +310,14 @@ public final class CachingClient: Sendable {
             let headers = HeaderFields(response)
             let url = response.url ?? exchange.request.url!
             if exchange.range != nil, response.statusCode == 206 {
-                keepPart(data, headers: headers, url: url, exchange: exchange, requestTime: requestTime, responseTime: responseTime)
+                await keepPart(data, headers: headers, url: url, exchange: exchange, requestTime: requestTime, responseTime: responseTime)
             } else if exchange.range == nil || response.statusCode == 200 {
                 // A 200 to a Range request is the complete representation: the server ignored the range.
                 let record = CachedResponse(
                     key: exchange.primary.full, url: url, status: response.statusCode, headers: headers,
                     body: data, requestTime: requestTime, responseTime: responseTime, policy: policy
                 )
-                keep(record, exchange: exchange, found: found, now: responseTime)
+                await keep(record, exchange: exchange, found: found, now: responseTime)
             }
             return Response(data: data, response: response, source: .network)
         }
@@ -379,7 +379,7 @@ public final class CachingClient: Sendable {
         let (data, response) = try await transport.send(request)
         let responseTime = cache.configuration.clock.now()
         if !CachingClient.safeMethods.contains(method), (200 ..< 400).contains(response.statusCode), let url = request.url {
-            removeCachedResponse(for: url)
+            await removeCachedResponse(for: url)
             // RFC 9111 section 4.4: the URLs in Location and Content-Location too,
             // when they share the request's origin (another origin can't be trusted with it).
             for name in ["Location", "Content-Location"] {
@@ -387,9 +387,9 @@ public final class CachingClient: Sendable {
                       let target = URL(string: value.trimmingHTTPWhitespace, relativeTo: url)?.absoluteURL,
                       target.scheme == url.scheme, target.host == url.host, target.port == url.port
                 else { continue }
-                removeCachedResponse(for: target)
+                await removeCachedResponse(for: target)
             }
-            if method == "POST" { keepPOSTResponse(data, response, request: request, requestTime: requestTime, responseTime: responseTime) }
+            if method == "POST" { await keepPOSTResponse(data, response, request: request, requestTime: requestTime, responseTime: responseTime) }
         }
         return Response(data: data, response: response, source: .network)
     }
@@ -400,22 +400,22 @@ public final class CachingClient: Sendable {
 
     /// Stores `record` if the rules allow it, else removes what was stored
     /// for the request, so that an outdated response is never served again.
-    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date) {
+    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date) async {
         guard CachedResponse.isStorable(status: record.status, headers: record.headers, request: exchange.directives, policy: policy),
               let fields = CacheKey.varyingFields(record.headers["Vary"])
         else {
-            if found.response != nil { store.remove(found.key) }
+            if found.response != nil { await store.remove(found.key) }
             return
         }
         do {
-            if try store.save(record, primary: exchange.primary, varyingFields: fields, value: exchange.value, now: now, policy: policy) {
+            if try await store.save(record, primary: exchange.primary, varyingFields: fields, value: exchange.value, now: now, policy: policy) {
                 count { $0.stores += 1 }
             } else if found.response != nil {
-                store.remove(found.key)
+                await store.remove(found.key)
             }
         } catch {
             count { $0.storeFailures += 1 }
-            if found.response != nil { store.remove(found.key) }
+            if found.response != nil { await store.remove(found.key) }
         }
     }
 
@@ -423,13 +423,13 @@ public final class CachingClient: Sendable {
     /// same representation (else replacing them), and once the parts join into
     /// the whole representation, stored as a complete `200` instead (RFC 9111
     /// sections 3.3 and 3.4). A part with `Vary` is not kept.
-    private func keepPart(_ data: Data, headers: HeaderFields, url: URL, exchange: Exchange, requestTime: Date, responseTime: Date) {
+    private func keepPart(_ data: Data, headers: HeaderFields, url: URL, exchange: Exchange, requestTime: Date, responseTime: Date) async {
         let partsKey = exchange.primary.partsKey
         guard let field = headers["Content-Range"], let contentRange = ContentRange(field), let length = contentRange.completeLength,
               contentRange.range.count == data.count, headers["Vary"] == nil,
               CachedResponse.isStorablePart(headers: headers, contentRange: contentRange, request: exchange.directives, policy: policy)
         else { return }
-        let stored = store.lookup(partsKey, value: { _ in nil }).response
+        let stored = await store.lookup(partsKey, value: { _ in nil }).response
         var parts = RangeParts(completeLength: length, offset: contentRange.range.lowerBound, bytes: data)
         if let stored, let storedParts = stored.parts, CachedResponse.partsCombine(stored, with: headers, completeLength: length) {
             parts = storedParts
@@ -446,8 +446,8 @@ public final class CachingClient: Sendable {
             )
             var whole = exchange
             whole.range = nil
-            keep(record, exchange: whole, found: store.lookup(exchange.primary, value: exchange.value), now: responseTime)
-            store.remove(partsKey)
+            await keep(record, exchange: whole, found: await store.lookup(exchange.primary, value: exchange.value), now: responseTime)
+            await store.remove(partsKey)
             return
         }
         let record = CachedResponse(
@@ -455,21 +455,21 @@ public final class CachingClient: Sendable {
             requestTime: requestTime, responseTime: responseTime, policy: policy, parts: parts
         )
         do {
-            if try store.save(record, primary: partsKey, varyingFields: [], value: { _ in nil }, now: responseTime, policy: policy) {
+            if try await store.save(record, primary: partsKey, varyingFields: [], value: { _ in nil }, now: responseTime, policy: policy) {
                 count { $0.stores += 1 }
             } else {
-                store.remove(partsKey)
+                await store.remove(partsKey)
             }
         } catch {
             count { $0.storeFailures += 1 }
-            store.remove(partsKey)
+            await store.remove(partsKey)
         }
     }
 
     /// Stores a POST response for later GETs of the same URL when it says it
     /// is that URL's representation (`Content-Location` equal to the request
     /// URL) and states its lifetime (`max-age` or `Expires`).
-    private func keepPOSTResponse(_ data: Data, _ response: HTTPURLResponse, request: URLRequest, requestTime: Date, responseTime: Date) {
+    private func keepPOSTResponse(_ data: Data, _ response: HTTPURLResponse, request: URLRequest, requestTime: Date, responseTime: Date) async {
         let headers = HeaderFields(response)
         guard let url = request.url, let location = headers["Content-Location"],
               let resolved = URL(string: location.trimmingHTTPWhitespace, relativeTo: url)?.absoluteURL,
@@ -482,7 +482,7 @@ public final class CachingClient: Sendable {
             key: primary.full, url: url, status: response.statusCode, headers: headers, body: data,
             requestTime: requestTime, responseTime: responseTime, policy: policy
         )
-        keep(record, exchange: exchange, found: ResponseStore.Lookup(key: primary, response: nil), now: responseTime)
+        await keep(record, exchange: exchange, found: ResponseStore.Lookup(key: primary, response: nil), now: responseTime)
     }
 
     // MARK: - Helpers

@@ -20,13 +20,13 @@ struct ResponseStore: Sendable {
 
     /// Finds the stored response for a request with primary key `primary`;
     /// `value` gives the request's field values (for `Vary`).
-    func lookup(_ primary: CacheKey, value: (String) -> String?) -> Lookup {
-        switch read(primary) {
+    func lookup(_ primary: CacheKey, value: (String) -> String?) async -> Lookup {
+        switch await read(primary) {
         case let .response(response)?:
             return Lookup(key: primary, response: response)
         case let .varyIndex(index)?:
             let variant = primary.variant(of: index, value: value)
-            guard case let .response(response)? = read(variant) else { return Lookup(key: variant, response: nil) }
+            guard case let .response(response)? = await read(variant) else { return Lookup(key: variant, response: nil) }
             return Lookup(key: variant, response: response)
         case nil:
             return Lookup(key: primary, response: nil)
@@ -41,17 +41,17 @@ struct ResponseStore: Sendable {
     func save(
         _ response: CachedResponse, primary: CacheKey, varyingFields: [String],
         value: (String) -> String?, now: Date, policy: CachePolicy
-    ) throws -> Bool {
+    ) async throws -> Bool {
         guard let ttl = response.retention(at: now, policy: policy) else { return false }
         var response = response
         guard !varyingFields.isEmpty else {
             response.key = primary.full
-            try write(.response(response), key: primary, ttl: ttl)
+            try await write(.response(response), key: primary, ttl: ttl)
             return true
         }
         let keepUntil = now.addingTimeInterval(ttl.seconds)
         var index: VaryIndex
-        if case let .varyIndex(existing)? = read(primary), existing.fields == varyingFields {
+        if case let .varyIndex(existing)? = await read(primary), existing.fields == varyingFields {
             index = existing
             index.keepUntil = max(index.keepUntil, keepUntil.timeIntervalSince1970)
         } else {
@@ -59,17 +59,17 @@ struct ResponseStore: Sendable {
         }
         let variant = primary.variant(of: index, value: value)
         response.key = variant.full
-        try write(.response(response), key: variant, ttl: ttl)
+        try await write(.response(response), key: variant, ttl: ttl)
         let indexTTL = max(index.keepUntil - now.timeIntervalSince1970, ttl.seconds)
-        try write(.varyIndex(index), key: primary, ttl: .seconds(indexTTL))
+        try await write(.varyIndex(index), key: primary, ttl: .seconds(indexTTL))
         return true
     }
 
     /// Removes the entry under `key` (a primary key's removal makes every
     /// variant unreachable: a new index gets a new token).
-    func remove(_ key: CacheKey) {
+    func remove(_ key: CacheKey) async {
         let storageKey = key.storageKey(limit: cache.configuration.maximumKeyLength)
-        if let pool { pool.removeValue(forKey: storageKey) } else { cache.removeValue(forKey: storageKey) }
+        if let pool { await pool.removeValue(forKey: storageKey) } else { await cache.removeValue(forKey: storageKey) }
     }
 
     // MARK: - Entries
@@ -77,12 +77,12 @@ struct ResponseStore: Sendable {
     /// The entry under `key`, or nil. An entry that does not decode, or whose
     /// stored key differs (a hash collision of shortened keys), reads as nil;
     /// one that does not decode is removed.
-    private func read(_ key: CacheKey) -> StoredEntry? {
+    private func read(_ key: CacheKey) async -> StoredEntry? {
         let storageKey = key.storageKey(limit: cache.configuration.maximumKeyLength)
-        let bytes = pool.map { $0.data(forKey: storageKey) } ?? cache.data(forKey: storageKey)
-        guard let bytes else { return nil }
+        let found = if let pool { await pool.data(forKey: storageKey) } else { await cache.data(forKey: storageKey) }
+        guard let bytes = found else { return nil }
         guard let entry = try? StoredEntry(decoding: bytes) else {
-            remove(key)
+            await remove(key)
             return nil
         }
         switch entry {
@@ -92,9 +92,9 @@ struct ResponseStore: Sendable {
         }
     }
 
-    private func write(_ entry: StoredEntry, key: CacheKey, ttl: Duration) throws {
+    private func write(_ entry: StoredEntry, key: CacheKey, ttl: Duration) async throws {
         let storageKey = key.storageKey(limit: cache.configuration.maximumKeyLength)
         let bytes = try entry.encoded()
-        if let pool { try pool.set(bytes, forKey: storageKey, ttl: ttl) } else { try cache.set(bytes, forKey: storageKey, ttl: ttl) }
+        if let pool { try await pool.set(bytes, forKey: storageKey, ttl: ttl) } else { try await cache.set(bytes, forKey: storageKey, ttl: ttl) }
     }
 }

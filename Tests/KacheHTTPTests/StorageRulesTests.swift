@@ -80,7 +80,7 @@ import FoundationNetworking
         defer { f.stop() }
         let path = "/r/durable?status=404&cc=max-age%3D60&header=X-Kind:gone"
         let first = try await f.get(path)
-        try f.cache.close()
+        try await f.cache.close()
 
         let directory = try #require(f.directory)
         let reopened = try Kache(directory: directory, configuration: Kache.Configuration(durability: .sync, clock: f.clock))

@@ -55,9 +55,9 @@ extension LiveClusterTests {
                 // A node started as a replica (the script creates masters first).
                 #expect(newMaster != victim.master && newMaster.map { cluster.ports.dropFirst(3).contains($0.port) } == true)
                 // The tiered cache reads through to Redis again.
-                cache.local.removeValue(forKey: doomedKey)
+                await cache.local.removeValue(forKey: doomedKey)
                 #expect(await cache.data(forKey: doomedKey) == nil, "the probe overwrote the record with bytes that are not one")
-                cache.local.removeValue(forKey: keys[1])
+                await cache.local.removeValue(forKey: keys[1])
                 try await waitUntil(.seconds(10)) { await cache.data(forKey: keys[1]) == Data(keys[1].utf8) }
                 await cache.close()
                 await client.shutdown()

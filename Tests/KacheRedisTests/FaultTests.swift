@@ -33,7 +33,7 @@ import Testing
             configuration: TieredCacheConfiguration(writes: .required, writePolicy: RetryPolicy(maximumAttempts: 2, budget: .milliseconds(100)))
         )
         await #expect(throws: TieredCacheError.self) { try await strict.set(Data("x".utf8), forKey: "k", ttl: .seconds(1)) }
-        #expect(strict.local.data(forKey: "k") == Data("x".utf8), "the local tier was written first")
+        await #expect(strict.local.data(forKey: "k") == Data("x".utf8), "the local tier was written first")
         await cache.close()
         await strict.close()
         await client.shutdown()

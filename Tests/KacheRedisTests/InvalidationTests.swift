@@ -31,13 +31,13 @@ extension LiveClusterTests {
                     _ = try await peer.ask("set \(key) first")
                     try await waitUntil { dropped.withLock { $0[key] != nil } }
                     #expect(await cache.data(forKey: key) == Data("first".utf8))
-                    #expect(cache.local.data(forKey: key) != nil)
+                    await #expect(cache.local.data(forKey: key) != nil)
                     dropped.withLock { $0[key] = nil }
                     let answer = try await peer.ask(round % 4 == 3 ? "remove \(key)" : "set \(key) second")
                     let started = try #require(Int64(answer.split(separator: " ").last ?? ""), "peer said \(answer)")
                     try await waitUntil(.seconds(2)) { dropped.withLock { $0[key] != nil } }
                     if let at = dropped.withLock({ $0[key] }) { lags.append(Double(at - started) / 1e6) }
-                    #expect(cache.local.data(forKey: key) == nil)
+                    await #expect(cache.local.data(forKey: key) == nil)
                     #expect(await cache.data(forKey: key) == (round % 4 == 3 ? nil : Data("second".utf8)))
                 }
                 await peer.stop()

@@ -11,7 +11,7 @@ extension LiveClusterTests {
                 let cache = await TieredCache(local: try Kache(inMemory: Kache.Configuration()), client: client)
                 let value = Data(String(repeating: "a shared value ", count: 100).utf8)
                 try await cache.set(value, forKey: "user:1", ttl: .seconds(300))
-                #expect(cache.local.data(forKey: "user:1") == value)
+                await #expect(cache.local.data(forKey: "user:1") == value)
 
                 let stored = try await client.send(RedisCommand(["GET", "kache:user:1"], keyIndex: 1))
                 let record = try SharedTierRecord.decode(Data(try #require(stored.bytes)))
@@ -23,13 +23,13 @@ extension LiveClusterTests {
                 #expect(left > 295 && left <= 300)
 
                 // A miss in the local tier is filled from Redis with the time left.
-                cache.local.removeValue(forKey: "user:1")
+                await cache.local.removeValue(forKey: "user:1")
                 #expect(await cache.data(forKey: "user:1") == value)
-                #expect(cache.local.data(forKey: "user:1") == value)
+                await #expect(cache.local.data(forKey: "user:1") == value)
                 #expect(cache.statistics.sharedHits == 1)
 
                 try await cache.removeValue(forKey: "user:1")
-                #expect(cache.local.data(forKey: "user:1") == nil)
+                await #expect(cache.local.data(forKey: "user:1") == nil)
                 #expect(try await client.send(RedisCommand(["EXISTS", "kache:user:1"], keyIndex: 1)).integer == 0)
                 #expect(await cache.data(forKey: "user:1") == nil)
                 #expect(cache.statistics.readErrors == 0 && cache.statistics.writeErrors == 0)
@@ -52,7 +52,7 @@ extension LiveClusterTests {
                 #expect(await b.data(forKey: "k") == Data("two".utf8))
                 // A's own write came back as an invalidation and was checked, not dropped.
                 try await Task.sleep(for: .milliseconds(200))
-                #expect(a.local.data(forKey: "k") == Data("two".utf8))
+                await #expect(a.local.data(forKey: "k") == Data("two".utf8))
                 try await a.removeValue(forKey: "k")
                 try await waitUntil { b.local.data(forKey: "k") == nil }
                 #expect(await b.data(forKey: "k") == nil)

@@ -32,12 +32,12 @@ import Testing
             try await group.waitForAll()
         }
         cache.checkInvariants()
-        try cache.close()
+        try await cache.close()
         // Whatever survived reads back exactly as some version that was set.
         let reopened = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
         reopened.checkInvariants()
         for i in 0 ..< 40 {
-            if let data = reopened.data(forKey: "k\(i)") { #expect(data.starts(with: Data("k\(i)#".utf8))) }
+            if let data = await reopened.data(forKey: "k\(i)") { #expect(data.starts(with: Data("k\(i)#".utf8))) }
         }
         #expect(reopened.statistics.quarantined == 0)
     }

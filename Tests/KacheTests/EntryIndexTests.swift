@@ -162,7 +162,7 @@ import Testing
                     var random = SeededGenerator(seed: UInt64(100 + reader))
                     while !stop.withLock({ $0 }) {
                         let key = "k\(Int.random(in: 0 ..< 24, using: &random))"
-                        if let value = pools.randomElement(using: &random)!.data(forKey: key) {
+                        if let value = await pools.randomElement(using: &random)!.data(forKey: key) {
                             #expect(value == Data(key.utf8))
                         }
                         // The cooperative pool may have only as many threads as

@@ -89,7 +89,7 @@ import Testing
             try await group.waitForAll()
         }
         var last: [String] = []
-        while let item = queue.pop() { last.append(String(decoding: item, as: UTF8.self)) }
+        while let item = await queue.pop() { last.append(String(decoding: item, as: UTF8.self)) }
         let lists = popped.lists.withLock { $0 } + [last]
         let all = lists.flatMap { $0 }
         #expect(all.count == producers * perProducer)

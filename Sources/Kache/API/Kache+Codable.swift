@@ -24,6 +24,10 @@ extension Kache {
     /// - Throws: ``KacheError/decodingFailed(key:reason:)`` when the stored bytes are not a `type`.
     public func value<T: Decodable>(forKey key: String, as type: T.Type = T.self) throws -> T? {
         guard let data = data(forKey: key) else { return nil }
+        return try Kache.decode(T.self, from: data, key: key)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, key: String) throws -> T {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {

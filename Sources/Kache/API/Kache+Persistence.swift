@@ -39,6 +39,7 @@ extension Kache {
             writeBehind?.drain()
             try restoreIndex(atOpen: false)
         }
+        queueWaiters.noteReload()
     }
 
     /// Flushes pending writes, writes the manifest (so the next open is fast),
@@ -52,6 +53,7 @@ extension Kache {
             defer { state.isClosed = true }
             return !state.isClosed
         }
+        queueWaiters.close()
         guard wasOpen, let disk else { return }
         disk.stopChanges()
         writeBehind?.stop()

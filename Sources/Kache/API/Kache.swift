@@ -29,6 +29,8 @@ public final class Kache: Sendable {
     let writeBehind: WriteBehind?
     /// Gives dead segment bytes back (checkpoints, whole-file deletes, compaction).
     let reclaimer: Reclaimer?
+    /// Tasks waiting for a Queue's next push (`queue.items`).
+    let queueWaiters = QueueWaiters()
     let defaultPoolIndex: Int
     let defaultQueueIndex: Int
     var disk: DiskStore? { persister?.disk }

@@ -84,6 +84,7 @@ extension Kache {
             return state.nextSequence
         })
         try put(data, key: key, space: space, ttl: ttl)
+        queueWaiters.notePush(space: space.index)
     }
 
     func pop(space ref: KeySpace.Ref, remove: Bool) -> Data? {

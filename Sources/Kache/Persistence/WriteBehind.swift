@@ -80,6 +80,9 @@ final class WriteBehind: Sendable {
     /// Whether no job is queued or running.
     var isIdle: Bool { queue.withLock { $0.jobs.isEmpty && $0.inFlight == 0 } }
 
+    /// Whether the queue holds more than its limit: an enqueue now helps write.
+    var isOverLimit: Bool { queue.withLock { $0.bytes > limit } }
+
     /// Jobs waiting to run.
     var pendingCount: Int { queue.withLock { $0.jobs.count } }
 

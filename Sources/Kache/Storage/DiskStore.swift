@@ -599,6 +599,9 @@ final class DiskStore: Sendable {
     /// Whether the `dirty` marker is present: files changed since the manifest was written.
     var isManifestStale: Bool { markerPresent.withLock { $0 } }
 
+    /// Whether `withChangesPaused` holds changes back now (`beginChange` waits).
+    var changesArePaused: Bool { isPaused.load(ordering: .sequentiallyConsistent) }
+
     /// Called before an index change and the file work it implies: counts the
     /// change as under way and marks the manifest as stale. Pair with `endChange()`
     /// once the file work is done (or queued for the write-behind thread).

@@ -133,9 +133,9 @@ struct RedisTierWorkloads: Sendable {
 
             // Every get misses the local tier and asks Redis (records LZ4-decoded, local tier filled).
             let sharedKeys = Array(keys.joined().prefix(min(total, 100_000)))
-            cache.local.removeAll()
+            await cache.local.removeAll()
             let shared = try await timedConcurrently(count: sharedKeys.count) { index in
-                cache.local.removeValue(forKey: sharedKeys[index])
+                await cache.local.removeValue(forKey: sharedKeys[index])
                 _ = await cache.data(forKey: sharedKeys[index])
             }
             let raw = try await pipelined(client, count: sharedKeys.count) { index in

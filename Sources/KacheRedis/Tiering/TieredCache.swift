@@ -106,7 +106,7 @@ public final class TieredCache: Sendable {
         let now = local.configuration.clock.nanosecondsSince1970()
         let expiry = now.addingReportingOverflow(ttl.nanoseconds).overflow ? Int64.max : now + ttl.nanoseconds
         do {
-            try local.set(data, forKey: key, ttl: ttl)
+            try await local.set(data, forKey: key, ttl: ttl)
         } catch {
             throw .local(error)
         }
@@ -130,7 +130,7 @@ public final class TieredCache: Sendable {
     /// locally for the time it has left), else nil. Never throws: when Redis
     /// can't answer within the read policy, the answer is the local tier's.
     public func data(forKey key: String) async -> Data? {
-        if let value = local.data(forKey: key) {
+        if let value = await local.data(forKey: key) {
             localHits.add(1, ordering: .relaxed)
             return value
         }
@@ -165,11 +165,11 @@ public final class TieredCache: Sendable {
             return nil
         }
         counters.withLock { $0.sharedHits += 1 }
-        if (try? local.set(record.value, forKey: key, ttl: .nanoseconds(remaining))) != nil,
+        if (try? await local.set(record.value, forKey: key, ttl: .nanoseconds(remaining))) != nil,
            ledger.withLock({ $0.wasInvalidated(key, since: epoch) })
         {
             // Changed while we read it: what we read may be the old value.
-            local.removeValue(forKey: key)
+            await local.removeValue(forKey: key)
         }
         return record.value
     }
@@ -177,7 +177,7 @@ public final class TieredCache: Sendable {
     /// Removes `key` from both tiers.
     /// - Throws: ``TieredCacheError/sharedTier(_:)`` when Redis fails and writes are required.
     public func removeValue(forKey key: String) async throws(TieredCacheError) {
-        local.removeValue(forKey: key)
+        await local.removeValue(forKey: key)
         ledger.withLock { $0.forgetOwnWrite(key) }
         do throws(RedisClientError) {
             try await client.send(RedisCommand(["DEL", RESPArgument(configuration.keyPrefix + key)], keyIndex: 1), policy: configuration.writePolicy)

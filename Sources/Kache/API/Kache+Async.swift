@@ -1,0 +1,216 @@
+import Foundation
+
+// The `async` forms of the API. From an `async` context they are what a call
+// finds first: Swift prefers the `async` overload there.
+//
+// What runs where: a read from memory, and a change that only touches memory
+// (in `memory` durability, and in `async` while the write-behind queue is
+// under its limit), runs on the caller's thread: a hop to another thread would
+// cost more than the work. Anything that may read, write or sync a file runs
+// on `IOThreadPool`, never on Swift concurrency's cooperative threads.
+//
+// Cancellation: a read returns nil as soon as its task is cancelled (the file
+// read it started finishes on the pool and only brings the value into
+// memory). A change is never cut short: once begun it runs to its end, and
+// the caller learns its outcome, so no entry or file is left half-changed.
+
+extension Kache {
+    /// Stores `data` under `key` until `ttl` from now, as ``set(_:forKey:ttl:)``,
+    /// without blocking the calling task's thread on the disk.
+    public func set(_ data: Data, forKey key: String, ttl: Duration) async throws {
+        try await change { try self.put(data, key: key, space: .topLevel, ttl: ttl) }
+    }
+
+    /// Stores `data` under `key` for the configuration's `defaultTTL`.
+    public func set(_ data: Data, forKey key: String) async throws {
+        try await set(data, forKey: key, ttl: configuration.defaultTTL)
+    }
+
+    /// The value stored under `key`, or nil, as ``data(forKey:)``; a value on
+    /// disk is read on Kache's I/O threads. Nil at once if the task is cancelled.
+    public func data(forKey key: String) async -> Data? {
+        await fetch(space: .topLevel, key: key)
+    }
+
+    /// Removes the value stored under `key`, and its file.
+    public func removeValue(forKey key: String) async {
+        await change { self.removeEntry(space: .topLevel, key: key) }
+    }
+
+    /// Removes every entry of every key space.
+    public func removeAll() async {
+        await change { self.removeAll() }
+    }
+
+    /// Removes every entry whose time has passed, and their files.
+    @discardableResult
+    public func sweep() async -> Int {
+        await change { self.sweep() }
+    }
+
+    /// Makes everything set so far durable, as ``save()``, on Kache's I/O threads.
+    public func save() async throws {
+        try await fileWork { try self.save() }
+    }
+
+    /// Reloads the index from the directory, as ``load()``, on Kache's I/O threads.
+    public func load() async throws {
+        try await fileWork { try self.load() }
+    }
+
+    /// Flushes, writes the manifest and releases the directory, as ``close()``,
+    /// on Kache's I/O threads.
+    public func close() async throws {
+        try await fileWork { try self.close() }
+    }
+
+    /// Stores `value` encoded as JSON, as the synchronous form does.
+    public func set(_ value: some Encodable & Sendable, forKey key: String, ttl: Duration) async throws {
+        try await change { try self.set(value, forKey: key, ttl: ttl) }
+    }
+
+    /// The value stored under `key`, decoded from JSON as `type`; nil when there is none.
+    public func value<T: Decodable>(forKey key: String, as type: T.Type = T.self) async throws -> T? {
+        guard let data = await data(forKey: key) else { return nil }
+        return try Kache.decode(T.self, from: data, key: key)
+    }
+
+    // MARK: - Where the work runs
+
+    /// Whether a change runs without waiting on the disk: nothing is written in
+    /// `memory` durability, and in `async` a set only queues its file unless
+    /// the queue is over its limit (the caller then helps write) or `load()`
+    /// holds changes back.
+    private var changesStayInMemory: Bool {
+        guard let disk else { return true }
+        guard let writeBehind else { return false }
+        return !writeBehind.isOverLimit && !disk.changesArePaused
+    }
+
+    /// Runs a change on the caller's thread when it stays in memory, else on
+    /// the I/O pool, waiting for it to end even if the task is cancelled.
+    func change<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        if changesStayInMemory { return try body() }
+        return try await IOThreadPool.shared.run(body)
+    }
+
+    /// Runs work that touches files on the I/O pool (inline when there are none).
+    func fileWork<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        guard disk != nil else { return try body() }
+        return try await IOThreadPool.shared.run(body)
+    }
+
+    /// The value of `key`: from memory on the caller's thread, from its file on the pool.
+    func fetch(space ref: KeySpace.Ref, key: String) async -> Data? {
+        let now = clock.nanosecondsSince1970()
+        switch index.lookup(space: ref.index, key: key, now: now) {
+        case let .hit(value): return value
+        case .miss: return nil
+        case .onDisk: break
+        }
+        guard !Task.isCancelled else { return nil }
+        return await IOThreadPool.shared.read(whenCancelled: nil) { self.fetch(space: ref, key: key) }
+    }
+}
+
+extension Kache.Pool {
+    /// Stores `data` under `key`, as ``set(_:forKey:ttl:)``, without blocking on the disk.
+    public func set(_ data: Data, forKey key: String, ttl: Duration) async throws {
+        let (cache, space) = (cache, space)
+        try await cache.change { try cache.put(data, key: key, space: space, ttl: ttl) }
+    }
+
+    /// Stores `data` under `key` for the configuration's `defaultTTL`.
+    public func set(_ data: Data, forKey key: String) async throws {
+        try await set(data, forKey: key, ttl: cache.configuration.defaultTTL)
+    }
+
+    /// The value stored under `key` in this Pool, or nil; nil at once if the task is cancelled.
+    public func data(forKey key: String) async -> Data? {
+        await cache.fetch(space: space, key: key)
+    }
+
+    /// Removes `key` from this Pool, and its file.
+    public func removeValue(forKey key: String) async {
+        let (cache, space) = (cache, space)
+        await cache.change { cache.removeEntry(space: space, key: key) }
+    }
+
+    /// Removes every key of this Pool.
+    public func removeAll() async {
+        let pool = self
+        await cache.change { pool.removeAll() }
+    }
+}
+
+extension Kache.Queue {
+    /// Appends `data`, which expires `ttl` from now, as ``push(_:ttl:)``.
+    public func push(_ data: Data, ttl: Duration) async throws {
+        let (cache, space) = (cache, space)
+        try await cache.change { try cache.push(data, space: space, ttl: ttl) }
+    }
+
+    /// Appends `data` for the configuration's `defaultTTL`.
+    public func push(_ data: Data) async throws {
+        try await push(data, ttl: cache.configuration.defaultTTL)
+    }
+
+    /// Removes and returns the oldest live item, or nil, as ``pop()``. Not cut
+    /// short by cancellation: an item taken is returned.
+    public func pop() async -> Data? {
+        let (cache, space) = (cache, space)
+        return await cache.fileWork { cache.pop(space: space, remove: true) }
+    }
+
+    /// The oldest live item, left in the Queue.
+    public func peek() async -> Data? {
+        let (cache, space) = (cache, space)
+        return await cache.fileWork { cache.pop(space: space, remove: false) }
+    }
+
+    /// Removes every item.
+    public func removeAll() async {
+        let queue = self
+        await cache.change { queue.removeAll() }
+    }
+
+    /// The Queue's items as they come: each is popped (removed) when the loop
+    /// reaches it; when the Queue is empty the loop waits for the next push.
+    /// Expired items are skipped; the sequence ends when the cache closes, and
+    /// throws `CancellationError` when the task is cancelled while it waits.
+    ///
+    /// ```swift
+    /// for try await upload in cache.defaultQueue.items {
+    ///     try await send(upload)
+    /// }
+    /// ```
+    ///
+    /// Several loops may share a Queue: each item goes to one of them.
+    public var items: Items { Items(queue: self) }
+
+    /// The Queue's items as an `AsyncSequence` (``items``).
+    public struct Items: AsyncSequence, Sendable {
+        public typealias Element = Data
+        let queue: Kache.Queue
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(queue: queue)
+        }
+
+        /// Pops the next item, waiting for a push when there is none.
+        public struct Iterator: AsyncIteratorProtocol {
+            let queue: Kache.Queue
+
+            public mutating func next() async throws -> Data? {
+                let waiters = queue.cache.queueWaiters
+                while true {
+                    try Task.checkCancellation()
+                    // Read before the pop: a push after it moves the count, and the wait returns at once.
+                    let seen = waiters.pushes(space: queue.index)
+                    if let item = await queue.pop() { return item }
+                    guard try await waiters.wait(space: queue.index, after: seen) else { return nil }
+                }
+            }
+        }
+    }
+}

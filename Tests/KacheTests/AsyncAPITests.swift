@@ -1,0 +1,218 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import Kache
+
+@Suite struct AsyncAPITests {
+    /// More tasks than the cooperative pool has threads: a form that blocked a
+    /// thread while it waited would stall the others.
+    static let taskCount = 4 * ProcessInfo.processInfo.activeProcessorCount + 8
+
+    @Test(arguments: [Durability.memory, .async, .sync, .fsync])
+    func valuesRoundTripThroughTheAsyncForms(durability: Durability) async throws {
+        let dir = TemporaryDirectory()
+        // Budget 0: in the disk modes every read comes from a file, on the I/O pool.
+        let budget = durability == .memory ? 1 << 20 : 0
+        let cache = try Kache(directory: dir.url, configuration: .testing(durability, memoryBudget: budget))
+        for i in 0 ..< 50 { try await cache.set(compressible(500, seed: i), forKey: "k\(i)", ttl: .seconds(60)) }
+        try await cache.save()
+        for i in 0 ..< 50 { #expect(await cache.data(forKey: "k\(i)") == compressible(500, seed: i)) }
+        await cache.removeValue(forKey: "k0")
+        #expect(await cache.data(forKey: "k0") == nil)
+        #expect(await cache.data(forKey: "absent") == nil)
+
+        let pool = try cache.pool(named: "p", capacity: 2)
+        try await pool.set(Data("a".utf8), forKey: "a", ttl: .seconds(10))
+        try await pool.set(Data("b".utf8), forKey: "b", ttl: .seconds(20))
+        try await pool.set(Data("c".utf8), forKey: "c", ttl: .seconds(30))
+        #expect(await pool.data(forKey: "a") == nil, "the earliest-expiring key is evicted, as in the sync form")
+        #expect(await pool.data(forKey: "c") == Data("c".utf8))
+        await pool.removeValue(forKey: "c")
+        #expect(pool.count == 1)
+
+        struct Profile: Codable, Equatable { var name: String }
+        try await cache.set(Profile(name: "Ada"), forKey: "profile", ttl: .seconds(60))
+        #expect(try await cache.value(forKey: "profile", as: Profile.self) == Profile(name: "Ada"))
+
+        try await cache.close()
+        #expect(await cache.data(forKey: "k1") == nil)
+        await #expect(throws: KacheError.closed) { try await cache.set(Data("x".utf8), forKey: "x", ttl: .seconds(1)) }
+        if durability != .memory {
+            let reopened = try Kache(directory: dir.url, configuration: .testing(durability))
+            #expect(await reopened.data(forKey: "k49") == compressible(500, seed: 49))
+            #expect(try await reopened.value(forKey: "profile", as: Profile.self) == Profile(name: "Ada"))
+        }
+    }
+
+    @Test func errorsComeThroughTyped() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        await #expect(throws: KacheError.emptyKey) { try await cache.set(Data("x".utf8), forKey: "", ttl: .seconds(1)) }
+        await #expect(throws: KacheError.invalidTTL(.zero)) { try await cache.set(Data("x".utf8), forKey: "k", ttl: .zero) }
+        #expect(cache.statistics.entries == 0)
+    }
+
+    @Test(arguments: [Durability.async, .sync])
+    func manyTasksAtOnceFinish(durability: Durability) async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(durability, memoryBudget: 4_000))
+        let perTask = 40
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0 ..< Self.taskCount {
+                group.addTask {
+                    for i in 0 ..< perTask {
+                        let key = "t\(task)-\(i)"
+                        try await cache.set(compressible(300, seed: task * perTask + i), forKey: key, ttl: .seconds(600))
+                        // Mostly from files: the 4,000-byte budget holds about a dozen values.
+                        let read = await cache.data(forKey: "t\(task)-\(i / 2)")
+                        #expect(read == compressible(300, seed: task * perTask + i / 2))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await cache.save()
+        #expect(cache.statistics.entries == Self.taskCount * perTask)
+        cache.checkInvariants()
+    }
+
+    // MARK: - Cancellation
+
+    /// Occupies every thread of the I/O pool until `release` is called.
+    private final class BusyPool: Sendable {
+        private let gate = DispatchSemaphore(value: 0)
+        private let started = DispatchSemaphore(value: 0)
+        private let threads = 4
+
+        init() {
+            for _ in 0 ..< threads {
+                Task { [gate, started] in
+                    try? await IOThreadPool.shared.run { () throws -> Void in
+                        started.signal()
+                        gate.wait()
+                    }
+                }
+            }
+            for _ in 0 ..< threads { started.wait() }
+        }
+
+        func release() {
+            for _ in 0 ..< threads { gate.signal() }
+        }
+    }
+
+    @Test func aCancelledReadReturnsAtOnceAndChangesNothing() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 0))
+        try await cache.set(Data("on disk".utf8), forKey: "k", ttl: .seconds(60))
+        let busy = BusyPool()
+        // Should the read not return by its cancellation, the pool is freed after 10 s and the time check fails.
+        Task.detached { try? await Task.sleep(for: .seconds(10)); busy.release() }
+        let read = Task { await cache.data(forKey: "k") }
+        try await Task.sleep(for: .milliseconds(50))
+        read.cancel()
+        // The pool is still busy: the read can only have returned by its cancellation.
+        let start = ContinuousClock.now
+        let value = await read.value
+        #expect(value == nil)
+        #expect(ContinuousClock.now - start < .seconds(5))
+        busy.release()
+        #expect(await cache.data(forKey: "k") == Data("on disk".utf8))
+        #expect(cache.statistics.entries == 1)
+        cache.checkInvariants()
+    }
+
+    @Test func aReadInATaskCancelledBeforeItReadsNoFile() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 0))
+        try await cache.set(Data("v".utf8), forKey: "k", ttl: .seconds(60))
+        let diskHits = cache.statistics.diskHits
+        let read = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await cache.data(forKey: "k")
+        }
+        #expect(await read.value == nil)
+        #expect(cache.statistics.diskHits == diskHits)
+    }
+
+    @Test func changesInACancelledTaskRunToTheirEnd() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 0))
+        let queue = try cache.queue(named: "q", capacity: 10)
+        try await queue.push(Data("item".utf8), ttl: .seconds(60))
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await cache.set(Data("kept".utf8), forKey: "k", ttl: .seconds(60))
+            return await queue.pop()
+        }
+        #expect(try await task.value == Data("item".utf8), "an item taken is returned, never dropped")
+        #expect(queue.count == 0)
+        await #expect(cache.data(forKey: "k") == Data("kept".utf8))
+        cache.checkInvariants()
+    }
+
+    // MARK: - A Queue as an AsyncSequence
+
+    @Test func itemsWaitForPushesAndEndOnClose() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async, memoryBudget: 2_000))
+        let queue = try cache.queue(named: "jobs", capacity: 10_000)
+        let itemCount = 300
+        // More consumers than cooperative threads, all waiting before the first push.
+        let consumers = Self.taskCount
+        let received = Locked<[Data]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0 ..< consumers {
+                group.addTask {
+                    for try await item in queue.items {
+                        received.withLock { $0.append(item) }
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            for i in 0 ..< itemCount { try await queue.push(compressible(200, seed: i), ttl: .seconds(60)) }
+            let deadline = ContinuousClock.now + .seconds(60)
+            while received.withLock({ $0.count }) < itemCount, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try await cache.close()
+            try await group.waitForAll()
+        }
+        let items = received.withLock { $0 }
+        #expect(items.count == itemCount, "each item once, to one consumer")
+        #expect(Set(items) == Set((0 ..< itemCount).map { compressible(200, seed: $0) }))
+    }
+
+    @Test func itemsComeInOrderAndSkipExpiredOnes() async throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock, memoryBudget: 0))
+        let queue = try cache.queue(named: "q", capacity: 10)
+        try await queue.push(Data("first".utf8), ttl: .seconds(100))
+        try await queue.push(Data("expires".utf8), ttl: .seconds(1))
+        try await queue.push(Data("third".utf8), ttl: .seconds(100))
+        clock.advance(by: .seconds(5))
+        var seen: [String] = []
+        for try await item in queue.items {
+            seen.append(String(decoding: item, as: UTF8.self))
+            if seen.count == 2 { break }
+        }
+        #expect(seen == ["first", "third"])
+        #expect(queue.count == 0)
+    }
+
+    @Test func aLoopWaitingForItemsEndsWhenItsTaskIsCancelled() async throws {
+        let cache = try Kache(inMemory: .testing())
+        let queue = try cache.queue(named: "q", capacity: 10)
+        let loop = Task {
+            for try await _ in queue.items {}
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        loop.cancel()
+        await #expect(throws: CancellationError.self) { try await loop.value }
+        // The cancelled waiter is gone: a push afterwards stays in the Queue.
+        try await queue.push(Data("later".utf8), ttl: .seconds(60))
+        #expect(await queue.pop() == Data("later".utf8))
+    }
+}
