@@ -7,7 +7,8 @@
 # (.build-sanitize-<name>/, so the plain build is untouched), then runs
 # RaceStressTests (many threads on the same keys, Pools and Queues), the
 # engine's ConcurrencyTests and EntryIndexTests (Pools against their reference
-# models while other threads read the same shards). A report from either sanitizer fails the run.
+# models while other threads read the same shards) and AsyncAPITests (many
+# tasks, the I/O pool, cancellation, Queue loops). A report from either sanitizer fails the run.
 # KACHE_RACE_SECONDS sets how long each stress run lasts (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ ensure_deps
 
 sanitizers=("$@")
 [ ${#sanitizers[@]} -gt 0 ] || sanitizers=(thread address)
-filter='KacheReliabilityTests\.RaceStressTests|KacheTests\.ConcurrencyTests|KacheTests\.EntryIndexTests'
+filter='KacheReliabilityTests\.RaceStressTests|KacheTests\.ConcurrencyTests|KacheTests\.EntryIndexTests|KacheTests\.AsyncAPITests'
 
 # Stop at the first report, and make it fail the test process.
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
