@@ -28,8 +28,9 @@ extension Kache {
     /// let cache = try Kache(directory: url, configuration: configuration)
     /// ```
     public struct Configuration: Sendable {
-        /// The most bytes of values kept in memory (default 64 MiB). Beyond it the
-        /// least recently used values leave memory; their files stay.
+        /// The most bytes of values kept in memory (default 64 MiB), each value
+        /// counted with its `Data` storage (96 bytes more past 14 bytes). Beyond
+        /// it the least recently used values leave memory; their files stay.
         public var memoryBudget: Int
         /// The time to live of `set(_:forKey:)` and of a Queue `push` without one (default 1 hour).
         public var defaultTTL: Duration

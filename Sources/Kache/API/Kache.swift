@@ -279,8 +279,10 @@ public final class Kache: Sendable {
             return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: file.bytes.count)
         }
         file.seal(sequence: insertion.sequence)
+        // Queued for the writer: in a staging block, so that the buffer freed once written leaves no hole.
+        let bytes = writeBehind?.staging.stage(file.bytes) ?? file.bytes
         let write = Persister.Write(
-            space: space, key: key, name: name, file: file.bytes, rawSize: data.count, sequence: insertion.sequence, bucket: bucket
+            space: space, key: key, name: name, file: bytes, rawSize: data.count, sequence: insertion.sequence, bucket: bucket
         )
         if let writeBehind {
             writeBehind.enqueue([.write(write)] + insertion.removals.map { .delete($0) })

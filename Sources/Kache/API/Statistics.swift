@@ -29,7 +29,8 @@ public struct Statistics: Sendable, Equatable, Codable {
     public var entries: Int
     /// Values held in memory.
     public var entriesInMemory: Int
-    /// Bytes of the values held in memory.
+    /// Bytes the values held in memory occupy: each value's bytes, plus 96 for
+    /// its `Data` storage beyond 14 bytes (what the memory budget counts).
     public var bytesInMemory: Int
     /// The memory budget.
     public var memoryBudget: Int

@@ -19,7 +19,7 @@ extension StoreState {
             precondition(record.sequence < nextSequence, "entry \(key) has a sequence from the future")
             if let value = record.value {
                 precondition(value.count == record.rawSize, "entry \(key): value size \(value.count) != \(record.rawSize)")
-                memoryBytes += value.count
+                memoryBytes += MemoryBudget.charge(forValueOf: value.count)
                 memoryValues += 1
             } else {
                 precondition(keepsFiles && !record.isPendingWrite, "entry \(key) has no value and no file")

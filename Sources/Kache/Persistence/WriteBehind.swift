@@ -25,6 +25,8 @@ final class WriteBehind: Sendable {
     }
 
     private let queue = Locked(Queue())
+    /// Holds the encoded files of queued writes.
+    let staging = StagingArea()
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let persister: Persister
