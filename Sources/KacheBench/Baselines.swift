@@ -9,6 +9,10 @@ import Glibc
 enum Baselines {
     /// The in-memory floor of W1 in `memory` durability, W2 and W3.
     static let dictionary = "Mutex<[String: Data]>"
+    /// The in-memory floor that scales with threads (W2, W3): 64 such dictionaries, a key's chosen by its hash.
+    static let shardedDictionary = "64 × Mutex<[String: Data]>"
+    /// The baseline of W2's and W3's async figures: the same cache, lists and threads through the sync API.
+    static let syncAPI = "the sync API (same run)"
     /// The file-system floor of W1 in `async` and `sync`: POSIX write of a temporary file, then rename.
     static let rename = "temp file + rename"
     /// The same in `fsync` durability: the file's data and its folder are flushed too.
@@ -37,6 +41,13 @@ enum Baselines {
     /// A dictionary floor holding `values[i]` under `keys[i]` (loaded untimed).
     static func loadedDictionary(keys: [String], values: [Data]) -> MutexDictionaryBaseline {
         let dictionary = MutexDictionaryBaseline(minimumCapacity: keys.count)
+        for (key, value) in zip(keys, values) { dictionary.set(value, forKey: key) }
+        return dictionary
+    }
+
+    /// The sharded floor holding `values[i]` under `keys[i]` (loaded untimed).
+    static func loadedShardedDictionary(keys: [String], values: [Data]) -> ShardedDictionaryBaseline {
+        let dictionary = ShardedDictionaryBaseline(minimumCapacity: keys.count)
         for (key, value) in zip(keys, values) { dictionary.set(value, forKey: key) }
         return dictionary
     }

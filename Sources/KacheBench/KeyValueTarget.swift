@@ -2,7 +2,7 @@ import Foundation
 import Kache
 import KacheWorkloads
 
-/// What the read and mixed loops drive: Kache, or the in-memory floor. The
+/// What the read and mixed loops drive: Kache, or an in-memory floor. The
 /// loops are generic over it, so both run the very same specialized code.
 protocol KeyValueTarget: Sendable {
     func value(forKey key: String) -> Data?
@@ -18,6 +18,15 @@ extension Kache: KeyValueTarget {
 }
 
 extension MutexDictionaryBaseline: KeyValueTarget {
+    @inline(__always)
+    func value(forKey key: String) -> Data? { get(key) }
+
+    /// The floor has no expiry: the TTL is ignored.
+    @inline(__always)
+    func store(_ value: Data, forKey key: String, ttl: Duration) { set(value, forKey: key) }
+}
+
+extension ShardedDictionaryBaseline: KeyValueTarget {
     @inline(__always)
     func value(forKey key: String) -> Data? { get(key) }
 

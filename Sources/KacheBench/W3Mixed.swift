@@ -5,7 +5,8 @@ import KacheWorkloads
 /// W3 mixed: after W1, operations by Zipf, 90 % gets and 10 % sets of fresh
 /// 1 KiB text values, split between the threads. The latency pass replays
 /// the same operations after a `save()` (so each pass starts with no write
-/// pending). Floor: the dictionary, driven with the same operations.
+/// pending), and so does the async pass, a task per thread. Floors: the
+/// dictionary behind one lock and behind 64, driven with the same operations.
 struct W3Mixed {
     let context: BenchContext
 
@@ -30,7 +31,13 @@ struct W3Mixed {
             let latencies = try context.timed(label("latency"), total: total, unit: "ops") {
                 try TargetLoops.mixedLatencies(cache, operations: operations, ttl: ttl, progress: progress)
             }
+            try cache.save()
+            let asyncPass = try context.timed(label("async"), total: total, unit: "ops") {
+                try AsyncLoops.mixed(cache, operations: operations, ttl: ttl, progress: progress)
+            }
             recorder.record("ops/s", Double(total) / pass.seconds, unit: .perSecond)
+            recorder.record("async ops/s", Double(total) / asyncPass.seconds, unit: .perSecond)
+            recorder.compare("async ops/s", with: Baselines.syncAPI, Double(total) / pass.seconds)
             for (name, percentile) in LatencyRecorder.reported {
                 recorder.record(name, latencies.microseconds(atPercentile: percentile), unit: .microseconds, higherIsBetter: false)
             }
@@ -43,7 +50,12 @@ struct W3Mixed {
             let floorLatencies = try context.timed(label("baseline latency"), total: total, unit: "ops") {
                 try TargetLoops.mixedLatencies(floor, operations: operations, ttl: ttl, progress: progress)
             }
+            let sharded = Baselines.loadedShardedDictionary(keys: context.inputs.loadKeys, values: context.inputs.loadValues)
+            let shardedPass = try context.timed(label("sharded baseline"), total: total, unit: "ops") {
+                try TargetLoops.mixed(sharded, operations: operations, ttl: ttl, progress: progress)
+            }
             recorder.compare("ops/s", with: Baselines.dictionary, Double(total) / floorPass.seconds)
+            recorder.compare("ops/s", with: Baselines.shardedDictionary, Double(total) / shardedPass.seconds)
             for (name, percentile) in LatencyRecorder.reported {
                 recorder.compare(name, with: Baselines.dictionary, floorLatencies.microseconds(atPercentile: percentile))
             }
@@ -51,7 +63,10 @@ struct W3Mixed {
         return WorkloadResult(
             workload: .w3, durability: durability, threads: threads, memoryBudget: configuration.memoryBudget,
             figures: recorder.figures,
-            notes: [BenchCache.budgetNote(configuration), "latencies from a second pass replaying the same operations, timing each"]
+            notes: [
+                BenchCache.budgetNote(configuration), "latencies from a second pass replaying the same operations, timing each",
+                "async ops/s: a third pass replaying them, each thread's list run by a task of its own through the async API",
+            ]
         )
     }
 }

@@ -38,9 +38,14 @@ struct QuickRunTests {
         for w2 in report.results(workload: "W2") {
             #expect(w2.figure("hit ratio")?.samples == [1])
             #expect(["gets/s", "p50 µs", "p99 µs", "p99.9 µs"].allSatisfy { w2.figure($0)?.comparisons.first?.baseline == "Mutex<[String: Data]>" })
+            #expect(w2.figure("gets/s")?.comparisons.map(\.baseline) == ["Mutex<[String: Data]>", "64 × Mutex<[String: Data]>"])
+            #expect(w2.figure("async gets/s")?.comparisons.map(\.baseline) == ["the sync API (same run)"])
+            #expect(w2.figure("async gets/s")?.samples.allSatisfy { $0 > 0 } == true)
         }
         for w3 in report.results(workload: "W3") {
-            #expect(w3.figure("p99 µs") != nil && w3.figure("ops/s")?.comparisons.isEmpty == false)
+            #expect(w3.figure("p99 µs") != nil)
+            #expect(w3.figure("ops/s")?.comparisons.map(\.baseline) == ["Mutex<[String: Data]>", "64 × Mutex<[String: Data]>"])
+            #expect(w3.figure("async ops/s")?.comparisons.map(\.baseline) == ["the sync API (same run)"])
         }
         for w4 in report.results(workload: "W4") {
             #expect(w4.figure("sets/s")?.comparisons.first?.baseline == "sorted array (Kache 2012)")

@@ -17,14 +17,20 @@ struct TargetChecksTests {
     @Test func readTargetsCompareWithTheFloorAndAcrossThreadCounts() throws {
         let checks = TargetChecks.evaluate([
             result(.w2, .async, [figure("gets/s", [4, 6, 5], baseline: Baselines.dictionary, [10, 10, 10])]),
-            result(.w2, .async, threads: 2, [figure("gets/s", [4.5, 4.5, 4.5])]),
+            result(.w2, .async, threads: 2, [figure("gets/s", [8.5, 8.5, 8.5])]),
+            result(.w3, .async, [figure("ops/s", [10])]),
+            result(.w3, .async, threads: 2, [figure("ops/s", [12])]),
         ], sizes: .standard)
-        #expect(checks.count == 2)
+        #expect(checks.map(\.target) == [
+            "W2 gets/s on 1 thread ≥ 0.5× Mutex<[String: Data]>",
+            "W2 gets/s on 2 threads ≥ 1.7× on 1 thread",
+            "W3 ops/s on 2 threads ≥ 1.3× on 1 thread",
+        ])
         let floor = try #require(checks.first)
         #expect(floor.met && floor.measured == "0.500×" && floor.margin == 0)
-        let scaling = try #require(checks.last)
-        #expect(!scaling.met, "2 threads at 4.5 against 1 thread at 5")
-        #expect(abs(scaling.margin + 0.1) < 1e-9)
+        #expect(checks[1].met && abs(checks[1].margin) < 1e-9, "2 threads at 8.5 against 1 thread at 5: 1.7× exactly")
+        #expect(!checks[2].met, "W3: 12 against 10 is 1.2×")
+        #expect(abs(checks[2].margin - (1.2 / 1.3 - 1)) < 1e-9)
     }
 
     @Test func loadTargetsNeedBothModesForTheAsyncOverSyncRatio() {

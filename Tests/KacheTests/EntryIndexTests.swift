@@ -68,7 +68,7 @@ import Testing
         pending.isPendingWrite = true
         pending.length = 60
         pending.diskSequence = 4
-        index.upsert(space: 0, key: "k", pending)
+        _ = index.upsert(space: 0, key: "k", pending)
         let found = index.record(space: 0, key: "k")
         #expect(found?.isPendingWrite == true)
         #expect(found?.length == 60)

@@ -317,7 +317,10 @@ enum BenchCharts {
             let categories = reads.filter { $0.result.workload == workload.rawValue }.compactMap { item -> Chart.BarPlot.Category? in
                 guard let figure = item.result.figure(figureName) else { return nil }
                 return .init(label: threadsLabel(item.result.threads), values: [
-                    Chart.Value(samples: figure.samples), figure.comparison(Baselines.dictionary).flatMap(Chart.Value.init),
+                    Chart.Value(samples: figure.samples),
+                    item.result.figure("async " + figureName).flatMap { Chart.Value(samples: $0.samples) },
+                    figure.comparison(Baselines.dictionary).flatMap(Chart.Value.init),
+                    figure.comparison(Baselines.shardedDictionary).flatMap(Chart.Value.init),
                 ])
             }
             if !categories.isEmpty {
@@ -328,11 +331,16 @@ enum BenchCharts {
         let sizes = sources[first.source].sizes
         return Chart(
             fileName: readThroughputFile,
-            title: "W2 gets/s and W3 ops/s by thread count, beside a bare dictionary",
+            title: "W2 gets/s and W3 ops/s by thread count, beside bare dictionaries",
             subtitle: "W2: \(Format.grouped(sizes.readOps)) gets by Zipf after W1; W3: \(Format.grouped(sizes.mixedOps)) operations by Zipf, "
-                + "90 % gets and 10 % sets; the operations are split between the threads, and every one takes the cache's lock (the floor's too); "
+                + "90 % gets and 10 % sets; the operations are split between the threads (between tasks for the async API); "
+                + "the floors: one dictionary behind one lock, and 64 behind a lock each; "
                 + "\(first.result.durability) durability, on a machine of \(sources[first.source].report.machine.cores) cores. Higher is better. \(whiskerNote)",
-            series: [Chart.Series(name: "Kache", color: kacheColor), Chart.Series(name: "\(Baselines.dictionary) (floor)", color: floorColors[0])],
+            series: [
+                Chart.Series(name: "Kache", color: kacheColor), Chart.Series(name: "Kache, async API", color: "#79c0ff"),
+                Chart.Series(name: "\(Baselines.dictionary) (floor)", color: floorColors[0]),
+                Chart.Series(name: "\(Baselines.shardedDictionary) (floor)", color: floorColors[2]),
+            ],
             plot: .bars(Chart.BarPlot(groups: groups, categoryTitle: "workload and thread count")),
             yAxis: .linear(title: "operations per second", covering: extremes(groups), style: .rate),
             footnotes: footnotes(reads, sources)
