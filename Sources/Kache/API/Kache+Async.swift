@@ -101,6 +101,7 @@ extension Kache {
     }
 
     /// The value of `key`: from memory on the caller's thread, from its file on the pool.
+    @inline(__always)
     func fetch(space ref: KeySpace.Ref, key: String) async -> Data? {
         let now = clock.nanosecondsSince1970()
         switch index.lookup(space: ref.index, key: key, now: now) {
