@@ -177,6 +177,26 @@ import Testing
         #expect(cache.statistics.memoryHits == before + 1)
     }
 
+    /// Issue 21: in `async` the files waiting for the writer count against
+    /// the memory budget, so values leave memory to make room for them.
+    @Test func theWriteBehindQueueCountsAgainstTheBudget() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async, memoryBudget: 100_000))
+        for i in 0 ..< 50 { try cache.set(compressible(1000, seed: i), forKey: "k\(i)", ttl: .seconds(60)) }
+        try cache.save()
+        let charge = MemoryBudget.charge(forValueOf: 1000)
+        #expect(cache.statistics.bytesInMemory == 50 * charge, "nothing evicted yet: the queue is empty")
+
+        // As if 60 KB of files were queued: the next set must leave room for them.
+        let queued = try #require(cache.store.withLock { $0.memory.queued })
+        queued.add(60_000)
+        defer { queued.add(-60_000) }
+        try cache.set(compressible(1000, seed: 50), forKey: "k50", ttl: .seconds(60))
+        #expect(cache.statistics.bytesInMemory + queued.current <= 100_000)
+        for i in 0 ... 50 { #expect(cache.data(forKey: "k\(i)") == compressible(1000, seed: i)) }
+        cache.checkInvariants()
+    }
+
     @Test func memoryDurabilityEvictsEntriesOutright() throws {
         let cache = try Kache(inMemory: .testing(memoryBudget: 4_000))
         for i in 0 ..< 20 { try cache.set(Data(count: 1000), forKey: "k\(i)", ttl: .seconds(60)) }

@@ -60,10 +60,11 @@ public final class Kache: Sendable {
                 segmentLength: Kache.segmentLength(diskBudget: configuration.diskBudget)
             )
             : nil
+        let queuedBytes = configuration.durability == .async && disk != nil ? QueuedBytes() : nil
         let store = Store(StoreState(
             memoryLimit: configuration.memoryBudget, keepsFiles: keepsFiles,
             diskBudget: configuration.diskBudget, allocationUnit: disk?.allocationUnit ?? 4096,
-            segmentThreshold: configuration.segmentThreshold
+            segmentThreshold: configuration.segmentThreshold, writeBehindBytes: queuedBytes
         ))
         do {
             (defaultPoolIndex, defaultQueueIndex) = try store.withLock { state throws(KacheError) in
@@ -85,7 +86,9 @@ public final class Kache: Sendable {
         let reclaimer = persister.map { Reclaimer(persister: $0, compactionThreshold: configuration.compactionThreshold, clock: configuration.clock) }
         self.reclaimer = reclaimer
         writeBehind = configuration.durability == .async ? persister.map {
-            WriteBehind(persister: $0, limit: max(configuration.memoryBudget / 2, 4 << 20)) { reclaimer?.reclaimIfDue() }
+            WriteBehind(persister: $0, limit: max(configuration.memoryBudget / 2, 4 << 20), held: queuedBytes ?? QueuedBytes()) {
+                reclaimer?.reclaimIfDue()
+            }
         } : nil
         do {
             try restoreIndex(atOpen: true)

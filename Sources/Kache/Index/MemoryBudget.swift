@@ -21,11 +21,21 @@ struct MemoryBudget: Sendable {
     /// current, or no longer in memory, is stale and dropped when the hand reaches it.
     var ring = Deque<EntryRef>()
 
-    init(limit: Int) {
+    /// The write-behind queue's memory, counted against the same limit (nil
+    /// without a queue).
+    let queued: QueuedBytes?
+
+    init(limit: Int, queued: QueuedBytes? = nil) {
         self.limit = limit
+        self.queued = queued
     }
 
-    var isOver: Bool { bytes > limit }
+    /// Whether values and the write-behind queue together pass the limit.
+    var isOver: Bool { bytes + (queued?.current ?? 0) > limit }
+
+    /// Whether the values alone pass the limit (the queue changes outside the
+    /// store's lock, so only this can be checked as an invariant).
+    var valuesAreOver: Bool { bytes > limit }
 
     /// What a value of `size` bytes costs in memory, as the budget counts it:
     /// its bytes and, past the 14 bytes a `Data` holds inline, the heap

@@ -60,7 +60,7 @@ extension StoreState {
         precondition(keyBytes == budget.keyBytes, "disk budget key bytes \(budget.keyBytes) != sum \(keyBytes)")
         if let limit = budget.limit { precondition(charged <= limit, "disk budget \(limit) exceeded: \(charged)") }
         precondition(files == filesOnDisk && fileBytes == bytesOnDisk, "disk totals \(filesOnDisk)/\(bytesOnDisk) != \(files)/\(fileBytes)")
-        precondition(!memory.isOver || memory.ring.isEmpty || pinned, "memory over budget with nothing pinned")
+        precondition(!memory.valuesAreOver || memory.ring.isEmpty || pinned, "memory over budget with nothing pinned")
     }
 }
 

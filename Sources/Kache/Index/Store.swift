@@ -60,13 +60,16 @@ struct StoreState: Sendable {
     /// Records shorter than this go to segment files (`Configuration.segmentThreshold`).
     let segmentThreshold: Int
 
-    init(memoryLimit: Int, keepsFiles: Bool, diskBudget: Int? = nil, allocationUnit: Int = 4096, segmentThreshold: Int = 0) {
+    init(
+        memoryLimit: Int, keepsFiles: Bool, diskBudget: Int? = nil, allocationUnit: Int = 4096, segmentThreshold: Int = 0,
+        writeBehindBytes: QueuedBytes? = nil
+    ) {
         budget = DiskBudget(limit: keepsFiles ? diskBudget : nil, unit: max(allocationUnit, 1))
         self.segmentThreshold = segmentThreshold
         index = EntryIndex(keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
         spaces = [KeySpace(name: "", kind: .plain, capacity: .max)]
         spaceIndex = ["": 0]
-        memory = MemoryBudget(limit: memoryLimit)
+        memory = MemoryBudget(limit: memoryLimit, queued: writeBehindBytes)
         self.keepsFiles = keepsFiles
     }
 

@@ -1,0 +1,29 @@
+import Synchronization
+
+/// The memory the write-behind queue holds beyond the values themselves: the
+/// encoded files waiting to be written, and each job's own storage. The
+/// memory budget counts it (issue 21: the queue counts against the budget),
+/// so a burst of `async` sets evicts values from memory rather than growing
+/// the process past the budget.
+///
+/// An atomic, not a field under a lock: the queue changes it under its own
+/// lock, and the store reads it under the store's, and neither lock may wait
+/// for the other.
+final class QueuedBytes: Sendable {
+    private let bytes = Atomic<Int>(0)
+
+    /// What a queued job holds that the budget does not count already (a
+    /// write's value is in memory, and counted, until its file is written).
+    static func held(by job: Persister.Job) -> Int {
+        switch job {
+        case let .write(write): return write.file.count + MemoryLayout<Persister.Job>.stride
+        case let .delete(removal): return removal.key.utf8.count + MemoryLayout<Persister.Job>.stride
+        }
+    }
+
+    var current: Int { bytes.load(ordering: .relaxed) }
+
+    func add(_ count: Int) {
+        bytes.wrappingAdd(count, ordering: .relaxed)
+    }
+}
