@@ -59,9 +59,10 @@ enum ReportTable {
             let targetRows = report.targets.map { check -> [String] in
                 let mode = check.durability.map { " [\($0)]" } ?? ""
                 let margin = Format.significant(abs(check.margin) * 100, digits: 2) + " %"
-                return [check.met ? "met   " : "MISSED", check.target + mode, check.measured, check.met ? "by \(margin)" : "short by \(margin)"]
+                let context = check.context.map { "(\($0))" } ?? ""
+                return [check.met ? "met   " : "MISSED", check.target + mode, check.measured, check.met ? "by \(margin)" : "short by \(margin)", context]
             }
-            let targetWidths = (0..<4).map { column in targetRows.map { $0[column].count }.max() ?? 0 }
+            let targetWidths = (0..<5).map { column in targetRows.map { $0[column].count }.max() ?? 0 }
             for row in targetRows {
                 let padded = zip(row, targetWidths).map { cell, width in cell + String(repeating: " ", count: width - cell.count) }
                 out.append("  " + padded.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression))

@@ -31,6 +31,22 @@ struct TargetChecksTests {
         #expect(checks[1].met && abs(checks[1].margin) < 1e-9, "2 threads at 8.5 against 1 thread at 5: 1.7× exactly")
         #expect(!checks[2].met, "W3: 12 against 10 is 1.2×")
         #expect(abs(checks[2].margin - (1.2 / 1.3 - 1)) < 1e-9)
+        #expect(checks[1].context == nil && checks[2].context == nil, "no sharded floor in these results")
+    }
+
+    @Test func scalingTargetsSayHowFarTheShardedFloorScaledInTheSameRun() throws {
+        func gets(_ samples: [Double], floor: [Double]) -> Figure {
+            var figure = figure("gets/s", samples, baseline: Baselines.dictionary, samples)
+            figure.comparisons.append(Comparison(baseline: Baselines.shardedDictionary, samples: floor))
+            return figure
+        }
+        let checks = TargetChecks.evaluate([
+            result(.w2, .async, [gets([5, 5, 5], floor: [6, 5, 7])]),
+            result(.w2, .async, threads: 2, [gets([6, 6, 6], floor: [6.6, 6, 7])]),
+        ], sizes: .standard)
+        let scaling = try #require(checks.first { $0.target.hasPrefix("W2 gets/s on 2 threads") })
+        #expect(!scaling.met && scaling.measured == "1.20×")
+        #expect(scaling.context == "\(Baselines.shardedDictionary) in the same run: 1.10×", "medians 6.6 over 6")
     }
 
     @Test func loadTargetsNeedBothModesForTheAsyncOverSyncRatio() {
