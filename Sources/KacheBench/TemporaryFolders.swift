@@ -7,7 +7,8 @@ import Synchronization
 enum TemporaryFolders {
     private struct State {
         var paths: [String] = []
-        var isShuttingDown = false
+        /// The signal being handled, once one arrives.
+        var interruption: Int32?
     }
 
     private static let state = Mutex(State())
@@ -19,9 +20,17 @@ enum TemporaryFolders {
         installHandlers()
     }
 
-    /// Forgets `path` (it was removed in the ordinary way).
+    /// Forgets `path` (it was removed in the ordinary way). If an
+    /// interruption is under way, waits for its removal and exits as the
+    /// signal would have: the run may have ended, or failed on a folder the
+    /// removal took from under it, and either way the process must exit with
+    /// the signal's status, not with the run's error.
     static func unregister(_ path: String) {
-        state.withLock { $0.paths.removeAll { $0 == path } }
+        let interruption = state.withLock { state in
+            state.paths.removeAll { $0 == path }
+            return state.interruption
+        }
+        if let interruption { _exit(128 + interruption) }
     }
 
     /// Runs `body`, which creates folders inside a registered one, unless an
@@ -29,7 +38,7 @@ enum TemporaryFolders {
     /// created again behind the removal.
     static func creating<T>(_ body: () throws -> T) throws -> T {
         try state.withLock { state in
-            guard !state.isShuttingDown else { throw Interrupted() }
+            guard state.interruption == nil else { throw Interrupted() }
             return try body()
         }
     }
@@ -59,7 +68,7 @@ enum TemporaryFolders {
     private static func removeAllAndExit(signal signalNumber: Int32) -> Never {
         FileHandle.standardError.write(Data("\nkache-bench: interrupted; removing its temporary files\n".utf8))
         state.withLock { state in
-            state.isShuttingDown = true
+            state.interruption = signalNumber
             for path in state.paths {
                 for _ in 0..<20 {
                     if (try? FileTree.remove(path)) != nil { break }

@@ -221,26 +221,32 @@ struct QuickRunTests {
         #expect(leftovers.isEmpty, "left in $TMPDIR: \(leftovers)")
     }
 
+    /// Interrupted at a different moment each round: a signal that lands while
+    /// the run is opening its cache once made the run fail on the folder the
+    /// handler had just removed and exit 1 before the handler's own exit.
     @Test(arguments: [SIGINT, SIGTERM])
     func temporaryDirectoryIsRemovedWhenInterrupted(signal: Int32) throws {
         let bench = try BenchProcess()
         defer { bench.cleanUp() }
-        let process = try bench.start(["run", "--quick", "--runs", "3", "--workload", "W1,W4", "--quiet"])
-        // Wait until the run has written into its cache directory.
-        let deadline = Date().addingTimeInterval(60)
-        var started = false
-        while !started, process.isRunning, Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-            started = try bench.leftovers().contains { name in
-                FileManager.default.fileExists(atPath: bench.temporary.appendingPathComponent("\(name)/cache/objects").path)
+        for round in 0..<8 {
+            let process = try bench.start(["run", "--quick", "--runs", "3", "--workload", "W1,W4", "--quiet"])
+            // Wait until the run has written into its cache directory.
+            let deadline = Date().addingTimeInterval(60)
+            var started = false
+            while !started, process.isRunning, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+                started = try bench.leftovers().contains { name in
+                    FileManager.default.fileExists(atPath: bench.temporary.appendingPathComponent("\(name)/cache/objects").path)
+                }
             }
+            #expect(started, "round \(round): the run never created its cache directory")
+            Thread.sleep(forTimeInterval: Double(round) * 0.007)
+            kill(process.processIdentifier, signal)
+            let outcome = try bench.finish(process, timeout: 30)
+            #expect(outcome.status == 128 + signal, "round \(round): \(outcome)")
+            let leftovers = try bench.leftovers()
+            #expect(leftovers.isEmpty, "round \(round): left in $TMPDIR: \(leftovers)")
         }
-        #expect(started, "the run never created its cache directory")
-        kill(process.processIdentifier, signal)
-        let outcome = try bench.finish(process, timeout: 30)
-        #expect(outcome.status == 128 + signal, "\(outcome)")
-        let leftovers = try bench.leftovers()
-        #expect(leftovers.isEmpty, "left in $TMPDIR: \(leftovers)")
     }
 
     /// Every figure has a sample per run, a finite summary, and a ratio per run for each baseline.
