@@ -37,7 +37,7 @@ struct LiveCluster {
             return (String(line[..<equals]), String(line[line.index(after: equals)...]))
         })
         guard started.status == 0, let state = fields["KACHE_REDIS_STATE"], let seeds = fields["KACHE_REDIS_SEEDS"] else {
-            Issue.record("redis-cluster.sh start failed (\(started.status)): \(started.stderr)")
+            Issue.record("redis-cluster.sh start failed (\(started.status)): \(started.stderr)\n\(started.stdout)")
             throw CancellationError()
         }
         let cluster = LiveCluster(

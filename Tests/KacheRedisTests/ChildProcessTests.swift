@@ -1,0 +1,48 @@
+import Testing
+
+/// The helper every live-cluster test starts its servers with. Its exit status
+/// is what those tests trust, so it is checked under the load of many
+/// children ending at once (a status of -1 for a child that exited 0 once
+/// failed a CI run).
+@Suite struct ChildProcessTests {
+    @Test func everyChildsOwnStatusIsReported() async throws {
+        try await withThrowingTaskGroup(of: [Int32].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var statuses: [Int32] = []
+                    for round in 0..<40 {
+                        let code = round % 3
+                        statuses.append(try await ChildProcess.run(["sh", "-c", "exit \(code)"], timeout: .seconds(20)).status - Int32(code))
+                    }
+                    return statuses
+                }
+            }
+            for try await differences in group {
+                #expect(differences.allSatisfy { $0 == 0 }, "statuses off by \(differences.filter { $0 != 0 })")
+            }
+        }
+    }
+
+    @Test func outputAndEnvironmentReachTheCaller() async throws {
+        let outcome = try await ChildProcess.run(
+            ["sh", "-c", "echo \"out $KACHE_TEST_WORD\"; echo err >&2; exit 7"], environment: ["KACHE_TEST_WORD": "here"], timeout: .seconds(20)
+        )
+        #expect(outcome.status == 7)
+        #expect(outcome.stdout == "out here\n")
+        #expect(outcome.stderr == "err\n")
+    }
+
+    @Test func aChildThatOutlivesItsTimeIsKilled() async throws {
+        let started = ContinuousClock.now
+        await #expect(throws: ChildProcess.TimedOut.self) {
+            _ = try await ChildProcess.run(["sleep", "30"], timeout: .milliseconds(200))
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func aMissingCommandIsATypedError() async throws {
+        await #expect(throws: ChildProcess.SpawnFailed.self) {
+            _ = try await ChildProcess.run(["kache-no-such-command"], timeout: .seconds(5))
+        }
+    }
+}
