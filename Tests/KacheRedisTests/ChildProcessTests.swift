@@ -32,12 +32,14 @@ import Testing
         #expect(outcome.stderr == "err\n")
     }
 
+    /// The child never ends by itself (`sleep` is spawned directly, no shell,
+    /// so SIGKILL ends it): only the helper's kill can end it. No bound on the
+    /// wall time here: under the whole suite the test pool's two threads can
+    /// be busy for longer than any child here takes.
     @Test func aChildThatOutlivesItsTimeIsKilled() async throws {
-        let started = ContinuousClock.now
         await #expect(throws: ChildProcess.TimedOut.self) {
-            _ = try await ChildProcess.run(["sleep", "30"], timeout: .milliseconds(200))
+            _ = try await ChildProcess.run(["sleep", "600"], timeout: .milliseconds(200))
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
     }
 
     @Test func aMissingCommandIsATypedError() async throws {
