@@ -22,6 +22,24 @@ import Testing
         #expect(try decode(manifest.encoded()).get() == manifest)
     }
 
+    /// The index hands entries over shard by shard, key spaces mixed; each
+    /// lands in its own key space's place, in the order it came.
+    @Test func entriesHandedOverInAnyOrderLandInTheirKeySpace() throws {
+        let summaries = manifest.spaces.map { space in
+            ManifestEncoder.Space(
+                name: space.name, kind: space.kind, capacity: space.capacity, counters: space.counters,
+                entryCount: space.entries.count, keyBytes: space.entries.reduce(0) { $0 + $1.key.utf8.count }
+            )
+        }
+        let mixed = [(2, manifest.spaces[2].entries[0]), (0, manifest.spaces[0].entries[0]), (0, manifest.spaces[0].entries[1])]
+        let bytes = ManifestEncoder.encode(savedAt: 99, nextSequence: 1000, diskBudget: 1 << 30, spaces: summaries) { emit in
+            for (space, entry) in mixed { emit(space, entry) }
+        }
+        #expect(bytes == manifest.encoded())
+        #expect(try decode(bytes).get() == manifest)
+        #expect(bytes.count == Manifest.encodedLength(spaceNameBytes: 11, spaces: 3, entries: 3, keyBytes: 8))
+    }
+
     @Test func anyFlippedByteOrTruncationIsRejected() {
         let bytes = manifest.encoded()
         for index in bytes.indices {

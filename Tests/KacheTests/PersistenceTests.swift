@@ -37,6 +37,29 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("dirty").path))
     }
 
+    /// The index hands the manifest its entries shard by shard, key spaces
+    /// mixed: each must be listed once, under its own key space.
+    @Test func theManifestListsEveryEntryUnderItsOwnKeySpace() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let pool = try cache.pool(named: "avatars", capacity: 100)
+        let queue = try cache.queue(named: "jobs", capacity: 100)
+        for i in 0 ..< 60 {
+            try cache.set(Data("top \(i)".utf8), forKey: "k\(i)", ttl: .seconds(600))
+            try pool.set(Data("pool \(i)".utf8), forKey: "k\(i)", ttl: .seconds(600))
+            if i.isMultiple(of: 2) { try queue.push(Data("job \(i)".utf8), ttl: .seconds(600)) }
+        }
+        try cache.save()
+        let bytes = [UInt8](try Data(contentsOf: dir.url.appendingPathComponent("manifest")))
+        let manifest = try bytes.withUnsafeBytes { raw throws(Manifest.Damage) in try Manifest(decoding: raw) }
+        let keys = Dictionary(uniqueKeysWithValues: manifest.spaces.map { ($0.name, $0.entries.map(\.key)) })
+        #expect(Set(keys[""] ?? []) == Set((0 ..< 60).map { "k\($0)" }))
+        #expect(Set(keys["avatars"] ?? []) == Set((0 ..< 60).map { "k\($0)" }))
+        #expect(keys["jobs"]?.count == 30)
+        #expect(manifest.spaces.allSatisfy { Set($0.entries.map(\.key)).count == $0.entries.count })
+        #expect(manifest.spaces.reduce(0) { $0 + $1.entries.count } == cache.statistics.entries)
+    }
+
     @Test(arguments: [Durability.async, .sync])
     func crashWithoutSaveRecoversFromFileHeaders(durability: Durability) throws {
         let clock = ManualClock()

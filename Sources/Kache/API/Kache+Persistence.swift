@@ -68,9 +68,9 @@ extension Kache {
     /// Writes the index as the manifest. Call inside `disk.withManifestWriter`.
     private func writeManifest(to disk: DiskStore) throws(KacheError) {
         let now = clock.nanosecondsSince1970()
-        let (manifest, mark) = store.withLock { ($0.manifest(savedAt: now), $0.mutations) }
-        try disk.writeManifest(manifest.encoded())
-        store.withLock { $0.segments.noteCheckpoint(manifest.nextSequence) }
+        let (manifest, checkpoint, mark) = store.withLock { ($0.encodedManifest(savedAt: now), $0.nextSequence, $0.mutations) }
+        try disk.writeManifest(manifest)
+        store.withLock { $0.segments.noteCheckpoint(checkpoint) }
         // Complete only if nothing changed since the snapshot and every file
         // job it implies has run (in-flight changes are DiskStore's check).
         disk.clearStaleMarker { store.withLock { $0.mutations == mark } && (writeBehind?.isIdle ?? true) }

@@ -57,8 +57,9 @@ struct Manifest: Sendable, Equatable {
 
     static let magic: [UInt8] = Array("KMAN".utf8)
     static let version: UInt16 = 2
-    private static let checksumOffset = 4
-    private static let bodyOffset = 12
+    static let checksumOffset = 4
+    /// Where the bytes the checksum covers begin.
+    static let bodyOffset = 12
     private static func smallestEntry(version: UInt16) -> Int { version == 1 ? 2 + 8 + 8 + 4 + 4 : 2 + 8 + 8 + 4 + 4 + 4 + 4 + 8 }
     private static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
 
@@ -77,39 +78,17 @@ struct Manifest: Sendable, Equatable {
     /// The manifest's bytes.
     /// - Complexity: O(entries)
     func encoded() -> [UInt8] {
-        var out = BinaryWriter(reservingCapacity: 64 + spaces.reduce(0) { $0 + $1.entries.count * 40 })
-        for byte in Manifest.magic { out.write(byte) }
-        out.write(UInt64(0))
-        out.write(Manifest.version)
-        out.write(UInt16(0))
-        out.write(savedAt)
-        out.write(nextSequence)
-        out.write(Int64(diskBudget ?? 0))
-        out.write(UInt32(spaces.count))
-        for space in spaces {
-            out.writeShortString(space.name)
-            out.write(space.kind.rawValue)
-            out.write(Int64(clamping: space.capacity))
-            out.write(space.counters.evictions)
-            out.write(space.counters.expirations)
-            out.write(space.counters.pushes)
-            out.write(space.counters.pops)
-            out.write(UInt32(space.entries.count))
-            for entry in space.entries {
-                out.writeShortString(entry.key)
-                out.write(entry.expiry)
-                out.write(entry.sequence)
-                out.write(UInt32(clamping: entry.rawSize))
-                out.write(UInt32(clamping: entry.fileSize))
-                out.write(entry.segment)
-                out.write(entry.offset)
-                out.write(entry.diskSequence)
+        let summaries = spaces.map { space in
+            ManifestEncoder.Space(
+                name: space.name, kind: space.kind, capacity: space.capacity, counters: space.counters,
+                entryCount: space.entries.count, keyBytes: space.entries.reduce(0) { $0 + $1.key.utf8.count }
+            )
+        }
+        return ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: diskBudget, spaces: summaries) { emit in
+            for (index, space) in spaces.enumerated() {
+                for entry in space.entries { emit(index, entry) }
             }
         }
-        var bytes = out
-        let checksum = bytes.bytes.withUnsafeBytes { XXHash64.hash(UnsafeRawBufferPointer(rebasing: $0[Manifest.bodyOffset...])) }
-        bytes.overwrite(checksum, at: Manifest.checksumOffset)
-        return bytes.bytes
     }
 
     /// Decodes and verifies a manifest. Never traps on hostile input: counts are

@@ -246,6 +246,17 @@ final class EntryIndex: Sendable {
         }
     }
 
+    /// Calls `body` with every entry's key space and key, shard by shard.
+    func forEachKey(_ body: (_ space: Int, _ key: String) -> Void) {
+        for locked in shards {
+            locked.withLock { shard in
+                for slot in shard.entries.indices where shard.entries[slot].flags.contains(.occupied) {
+                    body(Int(shard.entries[slot].space), shard.entries[slot].key)
+                }
+            }
+        }
+    }
+
     /// Takes every value out of memory (their files stay).
     func releaseAllValues() {
         for locked in shards {

@@ -96,9 +96,9 @@ final class Reclaimer: Sendable {
     private func checkpoint() throws(KacheError) {
         try disk.withManifestWriter { () throws(KacheError) in
             guard !store.withLock({ $0.isClosed }) else { return }
-            let manifest = store.withLock { $0.manifest(savedAt: clock.nanosecondsSince1970()) }
-            try disk.writeManifest(manifest.encoded())
-            store.withLock { $0.segments.noteCheckpoint(manifest.nextSequence) }
+            let (manifest, checkpoint) = store.withLock { ($0.encodedManifest(savedAt: clock.nanosecondsSince1970()), $0.nextSequence) }
+            try disk.writeManifest(manifest)
+            store.withLock { $0.segments.noteCheckpoint(checkpoint) }
         }
     }
 
