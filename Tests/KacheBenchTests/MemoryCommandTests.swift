@@ -8,7 +8,7 @@ import Testing
         MemoryProbeOutcome(
             workload: "W8", durability: "async", isFloor: false, entries: entries, meanKeyBytes: 11,
             memoryBudget: budget, bytesInMemory: inMemory, residentAtStart: start,
-            residentAfterSets: afterSets, residentAfterSave: afterSave, peakResident: afterSets
+            residentAfterSets: afterSets, residentAfterSave: afterSave, peakResident: afterSets, peakDuringSave: afterSave
         )
     }
 
@@ -46,6 +46,8 @@ import Testing
         #expect(outcomes.map(\.isFloor) == [true, false])
         #expect(outcomes.allSatisfy { $0.entries > 0 && $0.residentAfterSave > 0 })
         #expect(outcomes[0].entries == 100_000, "the floor holds every key")
+        #expect(outcomes[1].peakDuringSave >= outcomes[1].residentAfterSave && outcomes[1].peakResident >= outcomes[1].peakDuringSave)
+        #expect(result.stdout.contains("while save() ran"), "\(result)")
         #expect(try bench.leftovers().isEmpty)
     }
 }

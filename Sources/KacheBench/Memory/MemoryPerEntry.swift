@@ -11,6 +11,7 @@ struct MemoryPerEntry: Equatable, Sendable {
     var residentAfterSets: Int
     var residentAfterSave: Int
     var peakResident: Int
+    var peakDuringSave: Int
 
     init(outcome: MemoryProbeOutcome) {
         entries = outcome.entries
@@ -21,6 +22,7 @@ struct MemoryPerEntry: Equatable, Sendable {
         residentAfterSets = outcome.residentAfterSets
         residentAfterSave = outcome.residentAfterSave
         peakResident = outcome.peakResident
+        peakDuringSave = outcome.peakDuringSave
     }
 
     /// What the index costs per live entry: resident memory after `save()`
@@ -66,6 +68,7 @@ struct MemoryPerEntry: Equatable, Sendable {
             ("RSS after the sets", Self.mebibytes(residentAfterSets)),
             ("RSS after save()", Self.mebibytes(residentAfterSave)),
             ("peak RSS", Self.mebibytes(peakResident)),
+            ("  while save() ran", Self.mebibytes(peakDuringSave)),
             ("index B/entry", String(format: "%.1f", bytesPerEntry)),
             ("  beyond the key", String(format: "%.1f (keys %.1f B)", bytesBeyondKey, meanKeyBytes)),
             ("floor [String: (Int64, Int32)] B/entry", String(format: "%.1f, beyond the key %.1f", floor.bytesPerEntry, floor.bytesBeyondKey)),

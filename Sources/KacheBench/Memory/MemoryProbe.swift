@@ -18,6 +18,8 @@ struct MemoryProbeOutcome: Codable, Sendable {
     var residentAfterSets: Int
     var residentAfterSave: Int
     var peakResident: Int
+    /// The peak while `save()` ran (0 for the floor, which saves nothing).
+    var peakDuringSave: Int
 }
 
 /// `kache-bench memory-probe` (hidden): one measurement in a fresh process,
@@ -80,7 +82,10 @@ enum MemoryProbe {
             try cache.set(value, forKey: key, ttl: .seconds(ttl))
         }
         let afterSets = ResidentMemory.currentBytes() ?? 0
+        let peakOfSets = ResidentMemory.peakBytes() ?? 0
+        ResidentMemory.resetPeak()
         try cache.save()
+        let peakDuringSave = ResidentMemory.peakBytes() ?? 0
         let afterSave = ResidentMemory.currentBytes() ?? 0
         let statistics = cache.statistics
         defer { try? cache.close() }
@@ -88,7 +93,7 @@ enum MemoryProbe {
             workload: workload.rawValue, durability: durability.rawValue, isFloor: false, entries: statistics.entries,
             meanKeyBytes: Double(keyBytes) / Double(max(workload.count, 1)), memoryBudget: workload.memoryBudget,
             bytesInMemory: statistics.bytesInMemory, residentAtStart: start, residentAfterSets: afterSets,
-            residentAfterSave: afterSave, peakResident: ResidentMemory.peakBytes() ?? 0
+            residentAfterSave: afterSave, peakResident: max(peakOfSets, peakDuringSave), peakDuringSave: peakDuringSave
         )
     }
 
@@ -109,7 +114,7 @@ enum MemoryProbe {
                 workload: workload.rawValue, durability: "none", isFloor: true, entries: floor.count,
                 meanKeyBytes: Double(keyBytes) / Double(max(workload.count, 1)), memoryBudget: 0, bytesInMemory: 0,
                 residentAtStart: start, residentAfterSets: resident, residentAfterSave: resident,
-                peakResident: ResidentMemory.peakBytes() ?? 0
+                peakResident: ResidentMemory.peakBytes() ?? 0, peakDuringSave: 0
             )
         }
     }
