@@ -52,7 +52,7 @@ struct BenchCluster {
     /// end would never return.
     private static func run(_ command: [String]) throws -> String {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("kache-bench-redis-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: file) }
         let output = try FileHandle(forWritingTo: file)
         defer { try? output.close() }
