@@ -42,6 +42,17 @@ import Testing
         }
     }
 
+    /// The test pool's threads block signals; a child (and the servers the
+    /// cluster script daemonizes from it) must not inherit that, or a
+    /// SIGTERM from `stop` or from `timeout` would never reach them.
+    @Test func aChildStartsWithNoSignalBlockedOrIgnored() async throws {
+        let outcome = try await ChildProcess.run(["grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"], timeout: .seconds(20))
+        let masks = outcome.stdout.split(separator: "\n").compactMap { $0.split(separator: "\t").last.flatMap { UInt64($0, radix: 16) } }
+        // Signals 1 to 31, the standard ones (glibc keeps two real-time signals of its own ignored).
+        let standard: UInt64 = 1 << 31 - 1
+        #expect(outcome.status == 0 && masks.count == 2 && masks.allSatisfy { $0 & standard == 0 }, "\(outcome.stdout)")
+    }
+
     @Test func aMissingCommandIsATypedError() async throws {
         await #expect(throws: ChildProcess.SpawnFailed.self) {
             _ = try await ChildProcess.run(["kache-no-such-command"], timeout: .seconds(5))

@@ -47,6 +47,16 @@ extension LiveClusterTests {
                     }
                     try await Task.sleep(for: .milliseconds(50))
                 }
+                if resumedAfter == nil {
+                    // What the cluster itself thought, for the failure report.
+                    let survivor = try #require(cluster.ports.first { $0 != victim.master.port })
+                    let nodes = (try? await cluster.cli(survivor, ["cluster", "nodes"]).stdout) ?? "(no answer)"
+                    let logs = cluster.ports.dropFirst(3).map { port in
+                        let log = (try? String(contentsOfFile: "\(cluster.state)/\(port)/redis.log", encoding: .utf8)) ?? ""
+                        return "replica \(port):\n" + log.split(separator: "\n").suffix(15).joined(separator: "\n")
+                    }
+                    Issue.record("cluster nodes from \(survivor):\n\(nodes)\n\(logs.joined(separator: "\n"))\nclient: \(client.statistics)")
+                }
                 let resumed = try #require(resumedAfter, "the shared tier did not resume within 20 s")
                 print("failover: shared tier resumed \(resumed) after the master was killed; \(localReads) local reads meanwhile, \(misses) misses, \(client.statistics.retries) retries")
                 #expect(misses == 0 || cache.statistics.localFlushes > 0, "a miss without a gap flush")

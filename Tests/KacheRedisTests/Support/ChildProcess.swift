@@ -45,8 +45,20 @@ enum ChildProcess {
         let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
         let argv = command.map { strdup($0) }, envp = variables.map { strdup($0) }
         defer { (argv + envp).forEach { free($0) } }
+        // The calling thread (one of the test pool's) blocks nearly every
+        // signal, and a spawned child would inherit that mask, and so would
+        // the servers it daemonizes: every signal starts at its default, unblocked.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t(), allSignals = sigset_t()
+        sigemptyset(&noSignals)
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let code = posix_spawnp(&pid, command[0], &actions, nil, argv + [nil], envp + [nil])
+        let code = posix_spawnp(&pid, command[0], &actions, &attributes, argv + [nil], envp + [nil])
         guard code == 0 else { throw SpawnFailed(command: command, code: code) }
 
         let deadline = ContinuousClock.now + timeout
