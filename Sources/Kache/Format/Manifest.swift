@@ -60,8 +60,12 @@ struct Manifest: Sendable, Equatable {
     static let checksumOffset = 4
     /// Where the bytes the checksum covers begin.
     static let bodyOffset = 12
+    /// The fixed parts of the layout: the header, a key space without its
+    /// name, an entry without its key (in the version written).
+    static let headerLength = 4 + 8 + 2 + 2 + 8 + 8 + 8 + 4
+    static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
+    static let smallestEntry = smallestEntry(version: version)
     private static func smallestEntry(version: UInt16) -> Int { version == 1 ? 2 + 8 + 8 + 4 + 4 : 2 + 8 + 8 + 4 + 4 + 4 + 4 + 8 }
-    private static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
 
     var savedAt: Timestamp
     var nextSequence: UInt64
@@ -72,7 +76,7 @@ struct Manifest: Sendable, Equatable {
     /// The length of `encoded()` for key spaces whose names take
     /// `spaceNameBytes` in all, holding `entries` entries whose keys take `keyBytes`.
     static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int) -> Int {
-        44 + spaces * 47 + spaceNameBytes + entries * 42 + keyBytes
+        headerLength + spaces * smallestSpace + spaceNameBytes + entries * smallestEntry + keyBytes
     }
 
     /// The manifest's bytes.

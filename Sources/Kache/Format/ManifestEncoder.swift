@@ -22,10 +22,6 @@ enum ManifestEncoder {
         var keyBytes: Int
     }
 
-    private static let headerLength = 44
-    private static func spaceHeaderLength(_ space: Space) -> Int { 47 + space.name.utf8.count }
-    private static func entryLength(_ entry: Manifest.Entry) -> Int { 42 + entry.key.utf8.count }
-
     /// The manifest's bytes. `entries` must emit, for each key space (by its
     /// index in `spaces`), exactly its `entryCount` entries, keys of
     /// `keyBytes` in all: a mismatch is a bug of the caller's, and traps
@@ -64,13 +60,13 @@ enum ManifestEncoder {
                 header.write(space.counters.pops)
                 header.write(UInt32(space.entryCount))
                 cursors.append(header)
-                header.offset += space.entryCount * 42 + space.keyBytes
+                header.offset += space.entryCount * Manifest.smallestEntry + space.keyBytes
                 ends.append(header.offset)
             }
             precondition(header.offset == length)
 
             entries { space, entry in
-                precondition(cursors[space].offset + entryLength(entry) <= ends[space], "more entries than counted for key space \(space)")
+                precondition(cursors[space].offset + Manifest.smallestEntry + entry.key.utf8.count <= ends[space], "more entries than counted for key space \(space)")
                 cursors[space].writeShortString(entry.key)
                 cursors[space].write(entry.expiry)
                 cursors[space].write(entry.sequence)
