@@ -76,16 +76,21 @@ let package = Package(
         // Writes to a cache directory and journals each acknowledged operation,
         // for the SIGKILL crash tests and the cross-process tests.
         .executableTarget(name: "KacheCrashHarness", dependencies: ["Kache", "KacheWorkloads"]),
+        // What several test targets share: how a test starts a child process.
+        .target(name: "KacheTestSupport", path: "Tests/KacheTestSupport"),
         .testTarget(name: "KacheTests", dependencies: ["Kache"]),
-        .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness", "KacheWorkloads"]),
-        .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache"], exclude: ["Server"]),
-        .testTarget(name: "KacheRedisTests", dependencies: ["KacheRedis", "Kache", "KacheWorkloads", "KacheRedisPeer"]),
-        .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads"], exclude: ["vectors.json"]),
+        .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness", "KacheWorkloads", "KacheTestSupport"]),
+        .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache", "KacheTestSupport"], exclude: ["Server"]),
+        .testTarget(
+            name: "KacheRedisTests",
+            dependencies: ["KacheRedis", "Kache", "KacheWorkloads", "KacheRedisPeer", "KacheTestSupport"]
+        ),
+        .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads", "KacheTestSupport"], exclude: ["vectors.json"]),
         // Runs `kache-bench run --quick` end to end.
         // Fixtures: the JSON of two quick runs, which the chart tests draw.
-        .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheWorkloads"], exclude: ["Fixtures"]),
+        .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheWorkloads", "KacheTestSupport"], exclude: ["Fixtures"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.
-        .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI"]),
+        .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI", "KacheTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 
 /// Runs the built `kache-bench` as a user would, with `$TMPDIR` pointing at a
@@ -7,7 +8,6 @@ struct BenchProcess {
     /// What one run printed and returned.
     struct Outcome: CustomStringConvertible {
         var status: Int32
-        var reason: Process.TerminationReason
         var stdout: String
         var stderr: String
 
@@ -16,14 +16,7 @@ struct BenchProcess {
 
     /// The executable: `$KACHE_BENCH_BINARY`, else `kache-bench` beside the test
     /// bundle (`swift build --build-tests` builds both into the same products folder).
-    static let executable: URL? = {
-        if let path = ProcessInfo.processInfo.environment["KACHE_BENCH_BINARY"] { return URL(fileURLWithPath: path) }
-        let bundle = Bundle.main.bundleURL
-        let arguments0 = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [bundle, bundle.deletingLastPathComponent(), arguments0, arguments0.deletingLastPathComponent()]
-            .map { $0.appendingPathComponent("kache-bench") }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
+    static let executable = ChildProcess.product(named: "kache-bench", environment: "KACHE_BENCH_BINARY")
 
     /// A fresh folder for this test: the run's `$TMPDIR`, its JSON, its `--dir`.
     let scratch: URL
@@ -60,34 +53,24 @@ struct BenchProcess {
     }
 
     /// Starts `kache-bench` with `arguments`; its output goes to files in the scratch folder.
-    func start(_ arguments: [String]) throws -> Process {
+    func start(_ arguments: [String]) throws -> ChildProcess {
         let executable = try #require(Self.executable, "kache-bench was not found beside the tests; run `swift build --build-tests`")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = temporary.path
-        process.environment = environment
-        _ = FileManager.default.createFile(atPath: scratch.appendingPathComponent("stdout").path, contents: nil)
-        _ = FileManager.default.createFile(atPath: scratch.appendingPathComponent("stderr").path, contents: nil)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: scratch.appendingPathComponent("stdout"))
-        process.standardError = try FileHandle(forWritingTo: scratch.appendingPathComponent("stderr"))
-        try process.run()
-        return process
+        return try ChildProcess(
+            [executable] + arguments, environment: ["TMPDIR": temporary.path],
+            stdout: .file(scratch.appendingPathComponent("stdout").path), stderr: .file(scratch.appendingPathComponent("stderr").path)
+        )
     }
 
     /// Waits for `process` (at most `timeout` seconds, then kills it) and collects what it printed.
-    func finish(_ process: Process, timeout: Double = 120) throws -> Outcome {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if process.isRunning {
-            process.terminate()
-            Issue.record("kache-bench ran longer than \(Int(timeout)) s and was stopped")
+    func finish(_ process: ChildProcess, timeout: Double = 120) throws -> Outcome {
+        do {
+            try process.wait(timeout: .seconds(timeout))
+        } catch {
+            try process.kill()
+            Issue.record("kache-bench ran longer than \(Int(timeout)) s and was killed")
         }
-        process.waitUntilExit()
         return Outcome(
-            status: process.terminationStatus, reason: process.terminationReason,
+            status: process.exitStatus ?? -1,
             stdout: String(decoding: try Data(contentsOf: scratch.appendingPathComponent("stdout")), as: UTF8.self),
             stderr: String(decoding: try Data(contentsOf: scratch.appendingPathComponent("stderr")), as: UTF8.self)
         )

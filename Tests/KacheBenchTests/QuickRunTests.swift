@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 
 /// `kache-bench run --quick` end to end: the built binary, a fresh `$TMPDIR`,
@@ -233,7 +234,7 @@ struct QuickRunTests {
             // Wait until the run has written into its cache directory.
             let deadline = Date().addingTimeInterval(60)
             var started = false
-            while !started, process.isRunning, Date() < deadline {
+            while !started, !process.hasExited(), Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.01)
                 started = try bench.leftovers().contains { name in
                     FileManager.default.fileExists(atPath: bench.temporary.appendingPathComponent("\(name)/cache/objects").path)
@@ -241,7 +242,7 @@ struct QuickRunTests {
             }
             #expect(started, "round \(round): the run never created its cache directory")
             Thread.sleep(forTimeInterval: Double(round) * 0.007)
-            kill(process.processIdentifier, signal)
+            process.signal(signal)
             let outcome = try bench.finish(process, timeout: 30)
             #expect(outcome.status == 128 + signal, "round \(round): \(outcome)")
             let leftovers = try bench.leftovers()

@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import NIOCore
 import Testing
 @testable import KacheRedis
@@ -48,22 +49,22 @@ extension LiveClusterTests {
                 let slot = HashSlot(key: key)
                 let source = try #require(map.master(for: slot))
                 let target = try #require(map.masterNodes.first { $0 != source })
-                let sourceID = try await cluster.cli(source.port, ["cluster", "myid"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-                let targetID = try await cluster.cli(target.port, ["cluster", "myid"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-                #expect(try await cluster.cli(target.port, ["cluster", "setslot", String(slot.value), "importing", sourceID]).stdout.contains("OK"))
-                #expect(try await cluster.cli(source.port, ["cluster", "setslot", String(slot.value), "migrating", targetID]).stdout.contains("OK"))
+                let sourceID = try await cluster.cli(source.port, ["cluster", "myid"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+                let targetID = try await cluster.cli(target.port, ["cluster", "myid"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+                #expect(try await cluster.cli(target.port, ["cluster", "setslot", String(slot.value), "importing", sourceID]).output.contains("OK"))
+                #expect(try await cluster.cli(source.port, ["cluster", "setslot", String(slot.value), "migrating", targetID]).output.contains("OK"))
 
                 try await client.send(RedisCommand(["SET", RESPArgument(key), "moved along"], keyIndex: 1))
                 #expect(try await client.send(RedisCommand(["GET", RESPArgument(key)], keyIndex: 1)).string == "moved along")
                 #expect(client.statistics.askRedirections == 2)
                 #expect(client.statistics.movedRedirections == 0)
                 // The key is on the target only: the source never saw it.
-                #expect(try await cluster.cli(source.port, ["get", key]).stdout.contains("ASK"))
+                #expect(try await cluster.cli(source.port, ["get", key]).output.contains("ASK"))
 
                 for node in map.masterNodes {
                     _ = try await cluster.cli(node.port, ["cluster", "setslot", String(slot.value), "node", targetID])
                 }
-                try await waitUntil { (try? await cluster.cli(source.port, ["get", key]).stdout.contains("MOVED")) == true }
+                try await waitUntil { (try? await cluster.cli(source.port, ["get", key]).output.contains("MOVED")) == true }
                 #expect(try await client.send(RedisCommand(["GET", RESPArgument(key)], keyIndex: 1)).string == "moved along")
                 #expect(client.statistics.movedRedirections >= 1)
                 #expect(client.slotMap.master(for: slot) == target)
@@ -80,7 +81,7 @@ extension LiveClusterTests {
                 let source = map.shards.first { $0.slots.contains(0) }!.master
                 let target = map.masterNodes.first { $0 != source }!
                 let ids = try await [source, target].asyncMap { node in
-                    try await cluster.cli(node.port, ["cluster", "myid"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                    try await cluster.cli(node.port, ["cluster", "myid"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
                 }
                 // Keys in the slots that move, so the load meets MOVED and ASK.
                 let keys = (0..<4000).map { "reshard:\($0)" }.filter { HashSlot(key: $0).value < 1000 }.prefix(300)

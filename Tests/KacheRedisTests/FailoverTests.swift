@@ -1,5 +1,6 @@
 import Foundation
 import Kache
+import KacheTestSupport
 import Testing
 @testable import KacheRedis
 
@@ -50,7 +51,7 @@ extension LiveClusterTests {
                 if resumedAfter == nil {
                     // What the cluster itself thought, for the failure report.
                     let survivor = try #require(cluster.ports.first { $0 != victim.master.port })
-                    let nodes = (try? await cluster.cli(survivor, ["cluster", "nodes"]).stdout) ?? "(no answer)"
+                    let nodes = (try? await cluster.cli(survivor, ["cluster", "nodes"]).output) ?? "(no answer)"
                     let logs = cluster.ports.dropFirst(3).map { port in
                         let log = (try? String(contentsOfFile: "\(cluster.state)/\(port)/redis.log", encoding: .utf8)) ?? ""
                         return "replica \(port):\n" + log.split(separator: "\n").suffix(15).joined(separator: "\n")

@@ -82,24 +82,30 @@ import Testing
     /// Occupies every thread of the I/O pool until `release` is called.
     private final class BusyPool: Sendable {
         private let gate = DispatchSemaphore(value: 0)
-        private let started = DispatchSemaphore(value: 0)
         private let released = Atomic(false)
         private let threads = 4
 
-        /// Whether `release` has been called: after it, a read may have returned by doing its work.
-        var isReleased: Bool { released.load(ordering: .acquiring) }
-
-        init() {
-            for _ in 0 ..< threads {
-                Task { [gate, started] in
-                    try? await IOThreadPool.shared.run { () throws -> Void in
-                        started.signal()
-                        gate.wait()
+        /// Returns once every thread of the pool is held. It awaits each one
+        /// rather than blocking on a semaphore: a cooperative thread blocked
+        /// until other tasks run can, with the other one blocked too, stop
+        /// the whole test run (seen with a test waiting on a child process).
+        static func occupying() async -> BusyPool {
+            let busy = BusyPool()
+            for _ in 0 ..< busy.threads {
+                await withCheckedContinuation { (started: CheckedContinuation<Void, Never>) in
+                    Task { [gate = busy.gate] in
+                        try? await IOThreadPool.shared.run { () throws -> Void in
+                            started.resume()
+                            gate.wait()
+                        }
                     }
                 }
             }
-            for _ in 0 ..< threads { started.wait() }
+            return busy
         }
+
+        /// Whether `release` has been called: after it, a read may have returned by doing its work.
+        var isReleased: Bool { released.load(ordering: .acquiring) }
 
         func release() {
             guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -111,7 +117,7 @@ import Testing
         let dir = TemporaryDirectory()
         let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 0))
         try await cache.set(Data("on disk".utf8), forKey: "k", ttl: .seconds(60))
-        let busy = BusyPool()
+        let busy = await BusyPool.occupying()
         // Should the read not return by its cancellation, the pool is freed after
         // 60 s, so that the test ends, and the check on the pool fails. A check on
         // the pool and not on a wall clock: with the whole suite on 2 cores, a

@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 
 /// shared/bench/vectors.json: the first outputs of each generator for seed 42.
@@ -60,21 +61,11 @@ struct Vectors: Decodable {
     }
 }
 
-/// The SHA-256 of `data` as lowercase hex, by /usr/bin/sha256sum on a temporary file.
+/// The SHA-256 of `data` as lowercase hex, by /usr/bin/sha256sum on its stdin.
 func sha256Hex(_ data: Data) throws -> String {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("kache-vector-\(UUID().uuidString)")
-    try data.write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [file.path]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let printed = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try #require(process.terminationStatus == 0, "sha256sum exited with \(process.terminationStatus)")
-    return String(decoding: printed.prefix(64), as: UTF8.self)
+    let outcome = try ChildProcess.run(["/usr/bin/sha256sum"], input: data, timeout: .seconds(60))
+    try #require(outcome.status == 0, "sha256sum exited with \(outcome.status): \(outcome.stderr)")
+    return String(outcome.output.prefix(64))
 }
 
 /// `data` as lowercase hex.

@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +30,9 @@ final class TestServer: Sendable {
     /// bash script) whose process is not the server's, and a shell waiting for its
     /// child would not pass a termination on.
     let pid: Int32
-    private let process: Process
+    private let process: ChildProcess
+    /// Holds the file the server's stdout goes to.
+    private let scratch: URL
     private let stopped = Mutex(false)
     /// A session for the control paths, with no cache of any kind.
     private let control: URLSession
@@ -49,31 +52,33 @@ final class TestServer: Sendable {
         guard FileManager.default.fileExists(atPath: TestServer.script.path) else {
             throw TestServerError(description: "The test server script is missing at \(TestServer.script.path).")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            interpreter, TestServer.script.path,
-            "--idle-timeout", String(idleTimeout), "--owner-pid", String(ProcessInfo.processInfo.processIdentifier),
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("kache-test-server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(
+                [
+                    "/usr/bin/env", interpreter, TestServer.script.path,
+                    "--idle-timeout", String(idleTimeout), "--owner-pid", String(ProcessInfo.processInfo.processIdentifier),
+                ],
+                stdout: .file(scratch.appendingPathComponent("stdout").path)
+            )
         } catch {
+            try? FileManager.default.removeItem(at: scratch)
             throw TestServerError(description: "Could not start \(interpreter) through /usr/bin/env: \(error).")
         }
-        let words = TestServer.firstLine(of: output.fileHandleForReading, timeout: 10)?.split(separator: " ") ?? []
+        let words = TestServer.firstLine(of: process, timeout: .seconds(10))?.split(separator: " ") ?? []
         guard words.count == 2, let port = Int(words[0]), let pid = Int32(words[1]) else {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            if process.terminationStatus == 127 {
+            try? process.kill()
+            try? FileManager.default.removeItem(at: scratch)
+            if process.exitStatus == 127 {
                 throw TestServerError(description:
                     "\(interpreter) was not found on PATH. The KacheHTTP tests need Python 3 to run their HTTP server (Tests/KacheHTTPTests/Server/test_server.py); install python3.")
             }
             throw TestServerError(description:
-                "The test server (\(interpreter) \(TestServer.script.path)) did not report its port and pid within 10 seconds (exit status \(process.terminationStatus)).")
+                "The test server (\(interpreter) \(TestServer.script.path)) did not report its port and pid within 10 seconds (exit status \(process.exitStatus ?? -1)).")
         }
+        self.scratch = scratch
         self.process = process
         self.port = port
         self.pid = pid
@@ -133,8 +138,9 @@ final class TestServer: Sendable {
             usleep(10_000)
         }
         if TestServer.isAlive(pid) { kill(pid, SIGKILL) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        // The launched process (env's, or a wrapper's) ends with the server.
+        if (try? process.wait(timeout: .seconds(5))) == nil { try? process.kill() }
+        try? FileManager.default.removeItem(at: scratch)
     }
 
     /// Whether `pid` names a process that has not exited (a zombie, exited but
@@ -147,24 +153,16 @@ final class TestServer: Sendable {
         return !status[close...].dropFirst().trimmingCharacters(in: .whitespaces).hasPrefix("Z")
     }
 
-    /// The first line `handle` yields, or nil at end of file or after `timeout` seconds.
-    private static func firstLine(of handle: FileHandle, timeout: TimeInterval) -> String? {
-        let result = Mutex<String?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            var bytes = Data()
-            while !bytes.contains(UInt8(ascii: "\n")) {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                bytes.append(chunk)
-            }
-            if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: bytes[..<newline], as: UTF8.self)
-                result.withLock { $0 = line.trimmingCharacters(in: .whitespaces) }
-            }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + timeout) == .success else { return nil }
-        return result.withLock { $0 }
+    /// The first whole line `process` printed, or nil when it exited first or
+    /// after `timeout`.
+    private static func firstLine(of process: ChildProcess, timeout: Duration) -> String? {
+        let deadline = ContinuousClock.now + timeout
+        repeat {
+            let output = process.output()
+            if let newline = output.firstIndex(of: "\n") { return output[..<newline].trimmingCharacters(in: .whitespaces) }
+            if process.hasExited() { return nil }
+            usleep(5_000)
+        } while ContinuousClock.now < deadline
+        return nil
     }
 }

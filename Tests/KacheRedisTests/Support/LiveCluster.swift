@@ -1,5 +1,6 @@
 import Foundation
 import KacheRedis
+import KacheTestSupport
 import Testing
 
 /// A Redis Cluster of this test's own, started by scripts/redis-cluster.sh on
@@ -32,12 +33,12 @@ struct LiveCluster {
         let started = try await ChildProcess.run(
             ["bash", script, "start", "--replicas", replicas ? "1" : "0", "--owner-pid", String(getpid())], timeout: .seconds(90)
         )
-        let fields = Dictionary(uniqueKeysWithValues: started.stdout.split(separator: "\n").compactMap { line -> (String, String)? in
+        let fields = Dictionary(uniqueKeysWithValues: started.output.split(separator: "\n").compactMap { line -> (String, String)? in
             guard let equals = line.firstIndex(of: "=") else { return nil }
             return (String(line[..<equals]), String(line[line.index(after: equals)...]))
         })
         guard started.status == 0, let state = fields["KACHE_REDIS_STATE"], let seeds = fields["KACHE_REDIS_SEEDS"] else {
-            Issue.record("redis-cluster.sh start failed (\(started.status)): \(started.stderr)\n\(started.stdout)")
+            Issue.record("redis-cluster.sh start failed (\(started.status)): \(started.stderr)\n\(started.output)")
             throw CancellationError()
         }
         let cluster = LiveCluster(

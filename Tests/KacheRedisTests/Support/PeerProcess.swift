@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Synchronization
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// one command line at a time. Its answers are read by a thread of its own
 /// (not one of the test pool's), and every wait for one is bounded.
 final class PeerProcess: Sendable {
-    private let process: Process
+    private let child: ChildProcess
     private let input: FileHandle
     private let lines = LineBuffer()
 
@@ -17,23 +18,20 @@ final class PeerProcess: Sendable {
         func takeFirst() -> String? { lines.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
     }
 
-    static let executable: URL? = {
-        let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
-                          URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-        return candidates.map { $0.appendingPathComponent("KacheRedisPeer") }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
     init(seeds: String) throws {
-        let executable = try #require(Self.executable, "KacheRedisPeer was not built beside the tests")
-        process = Process()
-        process.executableURL = executable
-        process.environment = ProcessInfo.processInfo.environment.merging(["KACHE_REDIS_SEEDS": seeds]) { $1 }
+        let executable = try #require(
+            ChildProcess.product(named: "KacheRedisPeer", environment: "KACHE_REDIS_PEER"), "KacheRedisPeer was not built beside the tests"
+        )
         let stdin = Pipe(), stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
+        child = try ChildProcess(
+            [executable], environment: ["KACHE_REDIS_SEEDS": seeds],
+            stdin: .descriptor(stdin.fileHandleForReading.fileDescriptor), stdout: .descriptor(stdout.fileHandleForWriting.fileDescriptor)
+        )
+        // The child has its own copies: without closing ours, its stdin would
+        // never reach end of file, nor our reader the end of its stdout.
+        try stdin.fileHandleForReading.close()
+        try stdout.fileHandleForWriting.close()
         input = stdin.fileHandleForWriting
-        try process.run()
         let reader = stdout.fileHandleForReading
         let thread = Thread { [lines] in
             var pending = Data()
@@ -72,7 +70,6 @@ final class PeerProcess: Sendable {
     /// Asks the peer to quit, and kills it (by its pid) if it has not within 5 s.
     func stop() async {
         input.write(Data("quit\n".utf8))
-        for _ in 0..<250 where process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if (try? await child.exit(within: .seconds(5))) == nil { try? child.kill() }
     }
 }

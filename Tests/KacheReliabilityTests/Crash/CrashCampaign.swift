@@ -1,6 +1,7 @@
 import Foundation
-import KacheWorkloads
 import KacheCrashHarness
+import KacheTestSupport
+import KacheWorkloads
 
 /// Runs the crash harness on one directory again and again, killing it with
 /// SIGKILL at a random moment each time and checking the directory after
@@ -47,7 +48,7 @@ struct CrashCampaign {
             if random.next() % 10 == 0 {
                 usleep(UInt32(random.next() % 40_000))
             } else {
-                guard harness.waitForLine(startingWith: "open", timeout: 20) != nil else {
+                guard harness.waitForLine(startingWith: "open", timeout: .seconds(20)) != nil else {
                     try harness.kill()
                     return (figures, ["cycle \(cycle): the harness did not open the directory: \(harness.output().suffix(500))"])
                 }

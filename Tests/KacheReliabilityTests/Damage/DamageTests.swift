@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -135,7 +136,7 @@ import Testing
     /// Runs `kache verify DIR --json`, checks it exits 1 (problems found), and decodes what it printed.
     private func kacheVerify(_ directory: URL, scratch: ScratchFolder) throws -> CacheDirectory.Verification {
         let tool = try ChildProcess.kache(["verify", directory.path, "--json"], outputPath: scratch.child("verify.json").path)
-        #expect(try tool.wait(timeout: 120) == 1)
+        #expect(try tool.wait(timeout: .seconds(120)) == 1)
         return try JSONDecoder().decode(CacheDirectory.Verification.self, from: Data(tool.output().utf8))
     }
 

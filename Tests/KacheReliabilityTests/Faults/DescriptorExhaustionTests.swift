@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import KacheCrashHarness
+import KacheTestSupport
+import Testing
 @testable import Kache
 
 /// Issue 15, item 1, for real: a process whose descriptors run out (EMFILE)
@@ -14,7 +15,7 @@ import KacheCrashHarness
             ["exhaust", fixture.directory.path, "key-", "\(fixture.values.count)"],
             outputPath: fixture.scratch.child("exhaust.out").path
         )
-        #expect(try child.wait(timeout: 60) == 0, "\(child.output())")
+        #expect(try child.wait(timeout: .seconds(60)) == 0, "\(child.output())")
         let report = ExhaustReport(parsing: child.output())
         #expect(report.exhaustedBy == "EMFILE", "\(child.output())")
         #expect(report.hitsWhileExhausted == 0, "\(child.output())")

@@ -21,7 +21,7 @@ import Testing
         try cache.close()
         // A crash would have left the manifest stale: opening then rebuilds the
         // index and, with no writer running yet, removes what the crash left.
-        FileManager.default.createFile(atPath: fixture.directory.appendingPathComponent(DiskStore.dirtyFile).path, contents: nil)
+        _ = FileManager.default.createFile(atPath: fixture.directory.appendingPathComponent(DiskStore.dirtyFile).path, contents: nil)
         let reopened = try fixture.open()
         #expect(!FileManager.default.fileExists(atPath: inFlight))
         try reopened.close()

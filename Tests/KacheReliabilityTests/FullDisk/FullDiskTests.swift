@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import KacheCrashHarness
+import KacheTestSupport
+import Testing
 @testable import Kache
 
 /// Issue 6, part 4: writes to a file system that is full. A `set` throws
@@ -109,7 +110,7 @@ import KacheCrashHarness
         let scratch = ScratchFolder()
         let directory = scratch.child("cache")
         let harness = try ChildProcess.harness(["fill", directory.path, "\(Self.fileSizeLimit)"], outputPath: scratch.child("fill.out").path)
-        #expect(try harness.wait(timeout: 60) == 0, "\(harness.output())")
+        #expect(try harness.wait(timeout: .seconds(60)) == 0, "\(harness.output())")
         let lines = harness.output().split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
         let stored = lines.filter { $0.first == "stored" }.map { ($0[1], Int($0[2])!) }
         let refused = lines.filter { $0.first == "refused" }

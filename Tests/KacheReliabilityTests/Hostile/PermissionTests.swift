@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -32,7 +33,7 @@ import Testing
         let scratch = ScratchFolder()
         let directory = scratch.child("cache")
         let holder = try ChildProcess.harness(["hold", directory.path, "000"], outputPath: scratch.child("hold.out").path)
-        _ = try #require(holder.waitForLine(startingWith: "held", timeout: 20), "the holder did not open: \(holder.output())")
+        _ = try #require(holder.waitForLine(startingWith: "held", timeout: .seconds(20)), "the holder did not open: \(holder.output())")
         try expectPrivateModes(in: directory, atLeastFiles: 4) // lock, manifest, dirty and the entries' segment file
         try holder.kill()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -9,7 +10,7 @@ import Testing
         let scratch = ScratchFolder()
         let directory = scratch.child("cache")
         let holder = try ChildProcess.harness(["hold", directory.path], outputPath: scratch.child("hold.out").path)
-        let held = try #require(holder.waitForLine(startingWith: "held", timeout: 20), "the holder did not open: \(holder.output())")
+        let held = try #require(holder.waitForLine(startingWith: "held", timeout: .seconds(20)), "the holder did not open: \(holder.output())")
         #expect(held == "held \(holder.pid)")
 
         #expect(throws: KacheError.directoryLocked(path: directory.standardizedFileURL.path, holderPID: holder.pid)) {
@@ -25,7 +26,7 @@ import Testing
         let scratch = ScratchFolder()
         let directory = scratch.child("cache")
         let first = try ChildProcess.harness(["hold", directory.path], outputPath: scratch.child("first.out").path)
-        _ = try #require(first.waitForLine(startingWith: "held", timeout: 20), "the holder did not open: \(first.output())")
+        _ = try #require(first.waitForLine(startingWith: "held", timeout: .seconds(20)), "the holder did not open: \(first.output())")
         try first.kill()
         #expect(first.exitStatus == 128 + SIGKILL)
 
@@ -39,7 +40,7 @@ import Testing
 
         // And now a new process is refused, naming this one.
         let second = try ChildProcess.harness(["hold", directory.path], outputPath: scratch.child("second.out").path)
-        #expect(try second.wait(timeout: 20) == 75, "\(second.output())")
+        #expect(try second.wait(timeout: .seconds(20)) == 75, "\(second.output())")
         #expect(second.output() == "locked \(getpid())\n")
         try cache.close()
     }
