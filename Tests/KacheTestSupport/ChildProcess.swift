@@ -192,36 +192,26 @@ extension ChildProcess {
     public static func run(
         _ command: [String], input: Data? = nil, environment: [String: String] = [:], timeout: Duration
     ) throws -> Outcome {
-        let files = try OutputFiles(input: input)
+        let files = try StreamFiles(input: input)
         defer { files.remove() }
-        let child = try ChildProcess(command, environment: environment, stdin: files.stdin, stdout: .file(files.stdout), stderr: .file(files.stderr))
-        do {
-            try child.wait(timeout: timeout)
-        } catch {
-            try child.kill()
-            throw ChildProcessError.timedOut(command: command, timeout: timeout)
-        }
-        return try files.outcome(status: child.exitStatus!)
+        let child = try files.start(command, environment: environment)
+        let ended = (try? child.wait(timeout: timeout)) != nil
+        return try files.outcome(of: child, ended: ended, timeout: timeout)
     }
 
     /// `run` without holding a thread while the command runs.
     public static func run(
         _ command: [String], input: Data? = nil, environment: [String: String] = [:], timeout: Duration
     ) async throws -> Outcome {
-        let files = try OutputFiles(input: input)
+        let files = try StreamFiles(input: input)
         defer { files.remove() }
-        let child = try ChildProcess(command, environment: environment, stdin: files.stdin, stdout: .file(files.stdout), stderr: .file(files.stderr))
-        do {
-            try await child.exit(within: timeout)
-        } catch {
-            try child.kill()
-            throw ChildProcessError.timedOut(command: command, timeout: timeout)
-        }
-        return try files.outcome(status: child.exitStatus!)
+        let child = try files.start(command, environment: environment)
+        let ended = (try? await child.exit(within: timeout)) != nil
+        return try files.outcome(of: child, ended: ended, timeout: timeout)
     }
 
     /// Files, not pipes, for a run's streams: nothing fills up and blocks the child.
-    private struct OutputFiles {
+    private struct StreamFiles {
         let folder: URL
         let stdin: Stream
         var stdout: String { folder.appendingPathComponent("stdout").path }
@@ -239,9 +229,18 @@ extension ChildProcess {
             }
         }
 
-        func outcome(status: Int32) throws -> Outcome {
-            Outcome(
-                status: status,
+        func start(_ command: [String], environment: [String: String]) throws -> ChildProcess {
+            try ChildProcess(command, environment: environment, stdin: stdin, stdout: .file(stdout), stderr: .file(stderr))
+        }
+
+        /// What `child` printed, once it `ended`; a child that did not is killed, and `timedOut` thrown.
+        func outcome(of child: ChildProcess, ended: Bool, timeout: Duration) throws -> Outcome {
+            guard ended else {
+                try child.kill()
+                throw ChildProcessError.timedOut(command: child.command, timeout: timeout)
+            }
+            return Outcome(
+                status: child.exitStatus!,
                 stdout: try Data(contentsOf: URL(fileURLWithPath: stdout)),
                 stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: stderr)), as: UTF8.self)
             )
