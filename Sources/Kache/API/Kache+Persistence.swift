@@ -65,15 +65,22 @@ extension Kache {
         store.withLock { $0.releaseAllValues() }
     }
 
-    /// Writes the index as the manifest. Call inside `disk.withManifestWriter`.
+    /// Writes the index as the manifest, and removes the dirty marker if the
+    /// files still match it. Call inside `disk.withManifestWriter`.
     private func writeManifest(to disk: DiskStore) throws(KacheError) {
-        let now = clock.nanosecondsSince1970()
-        let (manifest, checkpoint, mark) = store.withLock { ($0.encodedManifest(savedAt: now), $0.nextSequence, $0.mutations) }
-        try disk.writeManifest(manifest)
-        store.withLock { $0.segments.noteCheckpoint(checkpoint) }
-        // Complete only if nothing changed since the snapshot and every file
-        // job it implies has run (in-flight changes are DiskStore's check).
-        disk.clearStaleMarker { store.withLock { $0.mutations == mark } && (writeBehind?.isIdle ?? true) }
+        guard let persister else { return }
+        let snapshot = persister.takeManifestSnapshot(savedAt: clock.nanosecondsSince1970())
+        try persister.writeManifest(snapshot)
+        clearStaleMarker(after: snapshot)
+    }
+
+    /// Removes the dirty marker if the manifest written from `snapshot` is
+    /// complete: it lists no version still being written, nothing changed
+    /// since it was taken (a write that landed meanwhile counts), and every
+    /// file job it implies has run (changes still under way are `DiskStore`'s check).
+    func clearStaleMarker(after snapshot: ManifestSnapshot) {
+        guard !snapshot.listsPendingVersion else { return }
+        disk?.clearStaleMarker { store.withLock { $0.mutations == snapshot.mutations } && (writeBehind?.isIdle ?? true) }
     }
 
     /// Rebuilds the index from the manifest when it is current, else from the
@@ -103,7 +110,9 @@ extension Kache {
                 damagedManifest = true
             }
         }
-        let stale = manifest == nil || disk.isManifestStale
+        // A manifest that lists a version still being written is a checkpoint
+        // only, even without the marker (one written before that rule was kept).
+        let stale = manifest == nil || disk.isManifestStale || manifest!.listsPendingVersion
         // Appends from now on go to new files; the ones there are only read.
         _ = disk.segments.sealAll()
         let found = stale ? try findRecords(in: disk, atOpen: atOpen) : nil

@@ -251,19 +251,33 @@ public final class Kache: Sendable {
     }
 
     private func insert(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
+        guard let pending = try indexVersion(data, key: key, space: ref, ttl: ttl) else { return }
+        try carryToDisk(pending)
+    }
+
+    /// A version in the index whose record is not on disk yet.
+    struct PendingVersion: Sendable {
+        var insertion: StoreState.Insertion
+        var write: Persister.Write
+    }
+
+    /// Validates and inserts a new version of `key` into the index (sweeping,
+    /// evicting, charging the budgets), and encodes its record. Call inside
+    /// `changingFiles`, then `carryToDisk` the result.
+    /// - Returns: the version to write; nil in `memory` durability, where the index is all there is.
+    func indexVersion(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws -> PendingVersion? {
         let space = ref.index
         try validate(key: key)
         try validate(value: data)
         guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
         let now = clock.nanosecondsSince1970()
         let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
-        guard let persister else {
-            let insertion = try store.withLock { state throws(KacheError) in
+        guard persister != nil else {
+            try store.withLock { state throws(KacheError) in
                 guard !state.isClosed else { throw .closed }
-                return state.insert(space: space, key: key, value: data, expiry: expiry, now: now)
+                _ = state.insert(space: space, key: key, value: data, expiry: expiry, now: now)
             }
-            _ = insertion
-            return
+            return nil
         }
         let name = EntryName(space: ref.name, key: key)
         guard name.canonicalKey.utf8.count <= configuration.maximumKeyLength else {
@@ -287,6 +301,14 @@ public final class Kache: Sendable {
         let write = Persister.Write(
             space: space, key: key, name: name, file: bytes, rawSize: data.count, sequence: insertion.sequence, bucket: bucket
         )
+        return PendingVersion(insertion: insertion, write: write)
+    }
+
+    /// Writes a version `indexVersion` inserted (queues it in `async`), and
+    /// deletes the files of the entries it made leave.
+    func carryToDisk(_ pending: PendingVersion) throws {
+        guard let persister else { return }
+        let (insertion, write) = (pending.insertion, pending.write)
         if let writeBehind {
             writeBehind.enqueue([.write(write)] + insertion.removals.map { .delete($0) })
             return
@@ -297,7 +319,7 @@ public final class Kache: Sendable {
         do {
             try persister.write(write)
         } catch {
-            let trimmed = store.withLock { $0.rollBack(insertion, space: space, key: key) }
+            let trimmed = store.withLock { $0.rollBack(insertion, space: write.space, key: write.key) }
             // Only the entries that stayed out go (a delete keeps files of keys in the index).
             persister.delete(Kache.stayedOut(insertion.removals + trimmed, store: store))
             throw error

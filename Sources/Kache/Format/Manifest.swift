@@ -39,6 +39,18 @@ struct Manifest: Sendable, Equatable {
         var diskSequence: UInt64 = 0
 
         var location: RecordLocation { RecordLocation(segment: segment, offset: offset, length: fileSize) }
+
+        /// Whether the listed version was still being written: it has no
+        /// record yet, or its location holds an older version (version 1
+        /// manifests leave `diskSequence` 0).
+        var isPending: Bool { fileSize == 0 || diskSequence != 0 && diskSequence != sequence }
+    }
+
+    /// Whether some entry's version was still being written when the
+    /// manifest was saved: it then describes no state the files were ever
+    /// in, and only serves as the rebuild's checkpoint.
+    var listsPendingVersion: Bool {
+        spaces.contains { $0.entries.contains(where: \.isPending) }
     }
 
     /// Why a manifest was not used.

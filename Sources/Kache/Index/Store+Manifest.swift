@@ -1,8 +1,22 @@
+/// The index encoded as the manifest at one moment, with what is needed
+/// later to tell whether the files still match it.
+struct ManifestSnapshot: Sendable {
+    var bytes: [UInt8]
+    /// The first sequence the snapshot does not cover: the checkpoint.
+    var nextSequence: UInt64
+    /// `StoreState.mutations` when the snapshot was taken.
+    var mutations: UInt64
+    /// Whether some entry's newest version was not on disk yet. Such a
+    /// manifest names a version it has no record of, so it is only a
+    /// checkpoint for the rebuild, never an index to trust as it is.
+    var listsPendingVersion: Bool
+}
+
 extension StoreState {
     /// The manifest of the index as it is now, encoded, without a `Manifest`
     /// value in between (`ManifestEncoder` says why).
     /// - Complexity: O(entries): two passes over the index.
-    func encodedManifest(savedAt: Timestamp) -> [UInt8] {
+    func manifestSnapshot(savedAt: Timestamp) -> ManifestSnapshot {
         var entryCounts = [Int](repeating: 0, count: spaces.count)
         var keyBytes = [Int](repeating: 0, count: spaces.count)
         index.forEachKey { space, key in
@@ -15,8 +29,10 @@ extension StoreState {
                 counters: spaces[space].counters, entryCount: entryCounts[space], keyBytes: keyBytes[space]
             )
         }
-        return ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries) { emit in
+        var listsPendingVersion = false
+        let bytes = ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries) { emit in
             index.forEach { space, key, record, _ in
+                if record.isPendingWrite { listsPendingVersion = true }
                 emit(space, Manifest.Entry(
                     key: key, expiry: record.expiry, sequence: record.sequence,
                     rawSize: record.rawSize, fileSize: record.fileSize,
@@ -25,6 +41,7 @@ extension StoreState {
                 ))
             }
         }
+        return ManifestSnapshot(bytes: bytes, nextSequence: nextSequence, mutations: mutations, listsPendingVersion: listsPendingVersion)
     }
 
     /// Forgets every entry (key spaces and counters stay) before a restore.
@@ -69,11 +86,9 @@ extension StoreState {
             guard withEntries else { continue }
             // Queue order is write order: restore by sequence.
             let entries = saved.kind == .queue ? saved.entries.sorted { $0.sequence < $1.sequence } : saved.entries
+            // Only a manifest that lists no version still being written is restored from (`listsPendingVersion`).
             for entry in entries {
-                // A version still being written when the manifest was saved is not in its file: the one on disk is.
-                restore(space: index, key: entry.key, expiry: entry.expiry,
-                        sequence: entry.fileSize > 0 && entry.diskSequence != 0 ? entry.diskSequence : entry.sequence,
-                        rawSize: entry.rawSize, location: entry.location)
+                restore(space: index, key: entry.key, expiry: entry.expiry, sequence: entry.sequence, rawSize: entry.rawSize, location: entry.location)
             }
         }
     }

@@ -361,6 +361,8 @@ struct StoreState: Sendable {
             if !location.isOwnFile { segments.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: false) }
             return false
         }
+        // The entry's location changed: a manifest snapshot taken before no longer describes it.
+        mutations += 1
         if old.fileSize == 0 { filesOnDisk += 1 }
         if old.fileSize > 0, old.segment != 0 { segments.noteDead(old.segment, bytes: old.fileSize) }
         bytesOnDisk += location.length - old.fileSize

@@ -108,6 +108,20 @@ struct Persister: Sendable {
         }
     }
 
+    // MARK: - The manifest
+
+    /// The index as the manifest lists it now (under the store's lock).
+    func takeManifestSnapshot(savedAt: Timestamp) -> ManifestSnapshot {
+        store.withLock { $0.manifestSnapshot(savedAt: savedAt) }
+    }
+
+    /// Writes `snapshot` as the manifest: from now on it is the checkpoint
+    /// that recovery replays newer records from. Call inside `disk.withManifestWriter`.
+    func writeManifest(_ snapshot: ManifestSnapshot) throws(KacheError) {
+        try disk.writeManifest(snapshot.bytes)
+        store.withLock { $0.segments.noteCheckpoint(snapshot.nextSequence) }
+    }
+
     // MARK: - Removing
 
     /// Records the removals on disk: a tombstone each (appended together) and

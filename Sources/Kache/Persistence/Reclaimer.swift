@@ -96,9 +96,7 @@ final class Reclaimer: Sendable {
     private func checkpoint() throws(KacheError) {
         try disk.withManifestWriter { () throws(KacheError) in
             guard !store.withLock({ $0.isClosed }) else { return }
-            let (manifest, checkpoint) = store.withLock { ($0.encodedManifest(savedAt: clock.nanosecondsSince1970()), $0.nextSequence) }
-            try disk.writeManifest(manifest)
-            store.withLock { $0.segments.noteCheckpoint(checkpoint) }
+            try persister.writeManifest(persister.takeManifestSnapshot(savedAt: clock.nanosecondsSince1970()))
         }
     }
 

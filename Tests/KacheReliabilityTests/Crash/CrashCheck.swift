@@ -85,6 +85,11 @@ struct CrashCheck {
             }
             if let state = allowed.first(where: { $0.version == version && $0.mayBeLive(atReadStarting: start) }) {
                 model.settle(id, to: state)
+            } else if !allowed.contains(where: { $0.version == version }), model.everSet[id]?.contains(version) ?? false {
+                // Every version newer than the promised one is allowed: one set
+                // before it is a predecessor, served in place of an acknowledged write.
+                outcome.lost += 1
+                outcome.problems.append("\(id) holds version \(version), older than the acknowledged one; it must hold one of \(allowed.map(describe))")
             } else {
                 outcome.problems.append("\(id) holds version \(version); it must hold one of \(allowed.map(describe))")
             }

@@ -125,6 +125,8 @@ struct CrashModel {
     /// kill interrupted. In `async` durability only what was acknowledged
     /// before the last completed `save()` is promised: the key holds the
     /// outcome of the last operation acknowledged before it, or of any later one.
+    /// A version set before the promised one is never allowed: served after a
+    /// kill, it is an acknowledged write lost (`CrashCheck` counts it so).
     func allowedStates(of id: EntryID, in run: Run) -> [EntryState] {
         let operations = run.operations[id] ?? []
         let cut: Int = run.durability == "async" ? (run.lastCompletedSave ?? -1) : Int.max
