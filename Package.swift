@@ -32,10 +32,14 @@ let package = Package(
         ),
         // syncfs(2), which Swift's Glibc module does not export.
         .target(name: "CKacheSystem"),
+        // Where an entry's bytes live, below the engine: the record format
+        // (LZ4, checksums) and the directory's pieces. It knows no Pools,
+        // Queues, expiry policy or public API; a key-space kind is a byte to it.
+        .target(name: "KacheStorage", dependencies: ["CLZ4", "CKacheSystem"]),
         .target(
             name: "Kache",
             dependencies: [
-                "CLZ4",
+                "KacheStorage",
                 "CKacheSystem",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -68,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "KacheBench",
             dependencies: [
-                "Kache", "KacheWorkloads", "KacheRedis",
+                "Kache", "KacheStorage", "KacheWorkloads", "KacheRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -78,8 +82,8 @@ let package = Package(
         .executableTarget(name: "KacheCrashHarness", dependencies: ["Kache", "KacheWorkloads"]),
         // What several test targets share: how a test starts a child process.
         .target(name: "KacheTestSupport", path: "Tests/KacheTestSupport"),
-        .testTarget(name: "KacheTests", dependencies: ["Kache"]),
-        .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheCrashHarness", "KacheWorkloads", "KacheTestSupport"]),
+        .testTarget(name: "KacheTests", dependencies: ["Kache", "KacheStorage"]),
+        .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheStorage", "KacheCrashHarness", "KacheWorkloads", "KacheTestSupport"]),
         .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache", "KacheTestSupport"], exclude: ["Server"]),
         .testTarget(
             name: "KacheRedisTests",
@@ -88,7 +92,7 @@ let package = Package(
         .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads", "KacheTestSupport"], exclude: ["vectors.json"]),
         // Runs `kache-bench run --quick` end to end.
         // Fixtures: the JSON of two quick runs, which the chart tests draw.
-        .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheWorkloads", "KacheTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheStorage", "KacheWorkloads", "KacheTestSupport"], exclude: ["Fixtures"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.
         .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI", "KacheTestSupport"]),
     ],

@@ -36,6 +36,9 @@ objects=()
 while IFS= read -r -d '' object; do objects+=("$object"); done \
     < <(find -L "$build" -path '*.build/*' -name '*.o' -not -path '*/Modules/*' -print0)
 checkouts="$scratch/checkouts"
+# The decoders' package-level declarations (KacheStorage) are visible only to
+# modules compiled with this package's name, which SwiftPM derives from the folder.
+package_name="$(grep -o 'package-name","[^"]*' "$scratch/debug.yaml" | grep -v '","swift_' | head -1 | cut -d'"' -f3)"
 
 # Fuzz/<Target>/<Target>FuzzTarget.swift for a target name like entry-file.
 source_of() {
@@ -55,7 +58,7 @@ for target in "${targets[@]}"; do
     mkdir -p "$scratch/bin" "$scratch/corpus/$target" "$scratch/artifacts/$target"
     echo "Linking $binary…" >&2
     # The linker warns about every sanitizer symbol it can't export; keep its chatter in a log.
-    if ! swiftc -sanitize=fuzzer,address -parse-as-library -g -module-name FuzzTarget \
+    if ! swiftc -sanitize=fuzzer,address -parse-as-library -g -module-name FuzzTarget -package-name "$package_name" \
         -I "$build/Modules" -I Sources/CLZ4 -I "$checkouts/swift-system/Sources/CSystem/include" \
         -Xcc -fmodule-map-file="$build/CKacheSystem.build/module.modulemap" \
         "$source" Tests/KacheReliabilityTests/Fuzzing/DecoderProperties.swift \

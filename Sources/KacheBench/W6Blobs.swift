@@ -1,5 +1,6 @@
 import Foundation
 import Kache
+import KacheStorage
 import KacheWorkloads
 
 /// W6 blobs: incompressible 256 KiB values set into an empty cache, then

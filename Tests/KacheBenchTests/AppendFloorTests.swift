@@ -1,5 +1,6 @@
 import Foundation
 import Kache
+import KacheStorage
 import KacheWorkloads
 import Testing
 @testable import KacheBench

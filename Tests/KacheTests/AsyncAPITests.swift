@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import KacheStorage
 import Synchronization
 import Testing
 @testable import Kache

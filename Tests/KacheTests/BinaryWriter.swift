@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// Appends little-endian integers and byte strings to a growing buffer: the
 /// tests build hand-made (hostile) manifests with it. The engine lays its

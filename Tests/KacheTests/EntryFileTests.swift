@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Testing
 @testable import Kache
 
@@ -6,7 +7,7 @@ import Testing
     let name = EntryName(space: "avatars", key: "user/42")
 
     func sealed(_ payload: Data, threshold: Int = 64, sequence: UInt64 = 7) -> Data {
-        var draft = EntryFile.draft(name: name, kind: .pool, payload: payload, expiry: 1_234_567, compressionThreshold: threshold)
+        var draft = EntryFile.draft(name: name, kind: KeySpace.Kind.pool.rawValue, payload: payload, expiry: 1_234_567, compressionThreshold: threshold)
         draft.seal(sequence: sequence)
         return draft.bytes
     }
@@ -21,7 +22,7 @@ import Testing
         let (header, decoded) = try decode(file).get()
         #expect(decoded == payload)
         #expect(header.flags.contains(.compressed))
-        #expect(header.key == "user/42" && header.space == "avatars" && header.kind == .pool)
+        #expect(header.key == "user/42" && header.space == "avatars" && header.kind == KeySpace.Kind.pool.rawValue)
         #expect(header.expiry == 1_234_567 && header.sequence == 7)
         #expect(header.rawLength == 4096 && header.storedLength < 4096 / 4)
         #expect(file.count == header.fileLength)

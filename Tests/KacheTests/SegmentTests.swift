@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Testing
 @testable import Kache
 
@@ -282,7 +283,7 @@ import Testing
     @Test func theScanFindsRecordsAfterGarbageAndStopsAtATornOne() {
         func record(_ key: String, _ sequence: UInt64) -> Data {
             var draft = EntryFile.draft(
-                name: EntryName(space: "", key: key), kind: .plain, payload: compressible(100), expiry: 1, compressionThreshold: 64
+                name: EntryName(space: "", key: key), kind: KeySpace.Kind.plain.rawValue, payload: compressible(100), expiry: 1, compressionThreshold: 64
             )
             draft.seal(sequence: sequence)
             return draft.bytes

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Kache
+import KacheStorage
 
 /// A fresh temporary directory, removed when the value is released.
 ///

@@ -1,3 +1,4 @@
+import KacheStorage
 import Testing
 @testable import Kache
 

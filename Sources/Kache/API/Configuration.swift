@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Logging
 
 /// How much a `set` waits for the disk.

@@ -1,5 +1,6 @@
 import CKacheSystem
 import Foundation
+import KacheStorage
 
 extension Kache {
     /// Makes everything set so far durable, and returns only then: flushes

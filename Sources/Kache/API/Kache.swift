@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Logging
 
 /// An expiring key-value cache: values in memory up to a byte budget, every
@@ -284,7 +285,7 @@ public final class Kache: Sendable {
             throw KacheError.keyTooLong(bytes: name.canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
         }
         var file = EntryFile.draft(
-            name: name, kind: ref.kind, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
+            name: name, kind: ref.kind.rawValue, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
         )
         let bucket = file.bytes.count < configuration.segmentThreshold ? SegmentStore.Bucket(expiry: expiry, now: now) : nil
         let insertion = try store.withLock { state throws(KacheError) in

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 extension Kache {
     /// A named FIFO of fixed capacity. `push` appends; when the Queue is full

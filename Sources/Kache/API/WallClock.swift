@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Synchronization
 
 /// The source of wall-clock time for every expiry decision.
@@ -72,10 +73,6 @@ public final class ManualClock: WallClock {
         current.withLock { $0 = Timestamp(date) }
     }
 }
-
-/// Nanoseconds since 1970-01-01T00:00:00Z: the unit of every stored expiry.
-/// `Int64` reaches the year 2262; larger expiries saturate (they never expire).
-typealias Timestamp = Int64
 
 extension Timestamp {
     init(_ date: Date) {

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// The snapshot `save()` writes: every key space (name, kind, capacity,
 /// counters) and every entry's metadata, so that opening a directory rebuilds

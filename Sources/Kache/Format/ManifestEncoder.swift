@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// Lays a manifest (docs/FORMAT.md) out in one buffer of its exact length,
 /// each entry written straight to its key space's place.

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// An entry as a shared tier (KacheRedis) stores it: the very record format of
 /// the entry files (docs/FORMAT.md), header, key, key space, LZ4 payload and
@@ -51,7 +52,7 @@ public struct SharedTierRecord: Sendable, Equatable {
         case .queue: .queue
         }
         var draft = EntryFile.draft(
-            name: EntryName(space: space, key: key), kind: internalKind, payload: value, expiry: expiry,
+            name: EntryName(space: space, key: key), kind: internalKind.rawValue, payload: value, expiry: expiry,
             compressionThreshold: compressionThreshold
         )
         draft.seal(sequence: 0)
@@ -70,7 +71,7 @@ public struct SharedTierRecord: Sendable, Equatable {
         }
         // A tombstone (a removal in a segment file) is never a value.
         guard !decoded.header.isTombstone else { throw DecodingError(description: "a tombstone, not a value") }
-        let kind: Kind = switch decoded.header.kind {
+        let kind: Kind = switch KeySpace.Kind(record: decoded.header.kind) {
         case .plain: .topLevel
         case .pool: .pool
         case .queue: .queue

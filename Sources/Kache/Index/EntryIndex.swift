@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Synchronization
 
 /// Names one version of one entry without repeating its key: the entry's

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// What the cache knows about one live entry, as the index hands it out and
 /// takes it back. The index keeps it packed (`IndexShard.Entry`, 72 bytes);

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// One shard of the entry index: the entries whose (key space, key) hash to
 /// it, packed so that an entry costs about 100 bytes, its key's 16 included

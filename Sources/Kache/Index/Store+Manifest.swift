@@ -1,3 +1,4 @@
+import KacheStorage
 /// The index encoded as the manifest at one moment, with what is needed
 /// later to tell whether the files still match it.
 struct ManifestSnapshot: Sendable {
@@ -150,11 +151,11 @@ extension StoreState {
             }
             let index: Int
             if let existing = spaceIndex[header.space] {
-                guard spaces[existing].kind == header.kind else { continue }
+                guard spaces[existing].kind == KeySpace.Kind(record: header.kind) else { continue }
                 index = existing
             } else {
                 guard spaces.count < Self.maximumKeySpaces else { continue }
-                spaces.append(KeySpace(name: header.space, kind: header.kind, capacity: .max))
+                spaces.append(KeySpace(name: header.space, kind: KeySpace.Kind(record: header.kind), capacity: .max))
                 index = spaces.count - 1
                 spaceIndex[header.space] = index
             }

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// The cache's whole in-memory state: every live entry's record (in the
 /// sharded `EntryIndex`), the key spaces' orders, values within the memory

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 extension CacheDirectory {
     // MARK: - Report types
@@ -35,7 +36,7 @@ extension CacheDirectory {
         init(header: EntryFile.Header, fileLength: Int, file: String, location: RecordLocation? = nil) {
             key = header.key
             keySpace = header.space
-            kind = KeySpaceStatistics.Kind(header.kind)
+            kind = KeySpaceStatistics.Kind(KeySpace.Kind(record: header.kind))
             size = header.rawLength
             storedSize = header.storedLength
             fileSize = fileLength

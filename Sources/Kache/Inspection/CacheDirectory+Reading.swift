@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Synchronization
 import SystemPackage
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 extension CacheDirectory {
     // MARK: - Report types

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KacheStorage
 #endif
 
 /// A cache directory seen from outside, by a tool rather than by the process

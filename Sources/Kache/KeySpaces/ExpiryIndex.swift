@@ -1,4 +1,5 @@
 import HeapModule
+import KacheStorage
 
 /// The expiry order of one key space: a min-heap of (expiry, entry), 16 bytes an item.
 ///

@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import KacheStorage
 
 /// A named set of keys with its own rule for staying within capacity:
 /// the top level (unbounded), a Pool (evicts the earliest-expiring key when
@@ -9,8 +10,16 @@ import Foundation
 /// disk layer what to delete.
 struct KeySpace: Sendable {
     /// The kinds of key space, as recorded in the manifest.
-    enum Kind: UInt8, Sendable {
+    /// Stored in every record as its raw value (`EntryFile.kinds`).
+    enum Kind: UInt8, Sendable, CaseIterable {
         case plain = 0, pool = 1, queue = 2
+
+        /// The kind a record's kind byte names. The format accepts no other
+        /// byte than these three (`EntryFile.kinds`), so every record has one.
+        init(record byte: UInt8) {
+            guard let kind = Kind(rawValue: byte) else { preconditionFailure("EntryFile.kinds accepts \(byte), which names no key-space kind") }
+            self = kind
+        }
     }
 
     /// What a handle needs to know of its key space, so that reads and writes

@@ -1,3 +1,4 @@
+import KacheStorage
 /// The tasks waiting for a Queue's next push (`queue.items`), and the count
 /// of pushes they compare against so that a push between "the Queue was
 /// empty" and "wait" is never missed.

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Logging
 
 /// Carries index changes to the disk, in an order that can't go wrong.
@@ -135,7 +136,7 @@ struct Persister: Sendable {
             for removal in withFiles where removal.tombstoneSequence != 0 {
                 let name = EntryName(space: removal.space, key: removal.key)
                 let kind = store.withLock { $0.spaces[removal.spaceIndex].kind }
-                bytes.append(EntryFile.tombstone(name: name, kind: kind, expiry: removal.record.expiry, sequence: removal.tombstoneSequence))
+                bytes.append(EntryFile.tombstone(name: name, kind: kind.rawValue, expiry: removal.record.expiry, sequence: removal.tombstoneSequence))
                 sequences.append(removal.tombstoneSequence)
             }
             if !bytes.isEmpty {

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// Where the write-behind queue keeps the encoded files it waits to write:
 /// copied into 1 MiB blocks mapped for the purpose, each unmapped once the

@@ -2,6 +2,7 @@ import CKacheSystem
 import DequeModule
 import Dispatch
 import Foundation
+import KacheStorage
 
 /// The background writer of `async` durability: a queue of file writes and
 /// deletions, drained by one thread.

@@ -1,5 +1,6 @@
 import CKacheSystem
 import Foundation
+import KacheStorage
 import Synchronization
 import SystemPackage
 #if canImport(Glibc)

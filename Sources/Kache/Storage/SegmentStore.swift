@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import KacheStorage
 import Synchronization
 
 /// The segment files under `segments/`: small entries' records, appended

@@ -1,6 +1,7 @@
 import DequeModule
 import Dispatch
 import Foundation
+import KacheStorage
 
 /// A few threads of Kache's own that run the file work of the `async` API, so
 /// that a task awaiting a disk read or an `fsync` never holds one of Swift

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Kache
+import KacheStorage
 
 /// A cache directory of many entries, and the ways the damage tests break its files.
 struct DamageFixture {

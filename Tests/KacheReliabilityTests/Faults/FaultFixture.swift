@@ -1,5 +1,6 @@
 import Foundation
 @testable import Kache
+import KacheStorage
 
 /// A cache directory holding `count` entries written in `sync` durability and
 /// closed (so the manifest is current and no value is in memory once it is

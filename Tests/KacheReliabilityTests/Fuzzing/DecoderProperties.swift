@@ -1,5 +1,6 @@
 import Foundation
 @testable import Kache
+import KacheStorage
 
 /// What must hold for any bytes handed to the entry-file and manifest
 /// decoders, hostile or not. Shared by the libFuzzer targets (Fuzz/, built by

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Testing
 @testable import Kache
 
@@ -46,7 +47,7 @@ import Testing
     func theLZ4BoundHoldsForTheMostCompressibleValues(length: Int) {
         for payload in [Data(count: length), Data(repeating: 0x61, count: length)] {
             var draft = EntryFile.draft(
-                name: EntryName(space: "", key: "zeros"), kind: .plain, payload: payload, expiry: 0, compressionThreshold: 0
+                name: EntryName(space: "", key: "zeros"), kind: 0, payload: payload, expiry: 0, compressionThreshold: 0
             )
             draft.seal(sequence: 1)
             #expect(draft.isCompressed)

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Kache
+import KacheStorage
 
 /// A library call run on a thread of its own, so that a test can hold it at
 /// a lock and act meanwhile.

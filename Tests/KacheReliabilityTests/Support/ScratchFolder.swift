@@ -1,5 +1,6 @@
 import Foundation
 @testable import Kache
+import KacheStorage
 
 /// A fresh folder under the system's temporary folder, removed with everything
 /// in it when the value is released.

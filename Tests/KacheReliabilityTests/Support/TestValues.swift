@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import KacheWorkloads
 @testable import Kache
 

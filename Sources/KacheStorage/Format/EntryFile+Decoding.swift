@@ -3,7 +3,7 @@ import Foundation
 extension EntryFile {
     /// Why a file is not a valid entry. Any of these reads as a miss, and the
     /// file is moved to quarantine.
-    enum Damage: Error, Equatable, CustomStringConvertible {
+    package enum Damage: Error, Equatable, CustomStringConvertible {
         case truncated(length: Int)
         case badMagic
         case unsupportedVersion(UInt16)
@@ -15,7 +15,7 @@ extension EntryFile {
         case wrongEntry(expectedKey: String, foundKey: String)
         case undecompressible
 
-        var description: String {
+        package var description: String {
             switch self {
             case let .truncated(length): return "truncated (\(length) bytes, shorter than a header)"
             case .badMagic: return "not a Kache entry file (bad magic)"
@@ -32,12 +32,12 @@ extension EntryFile {
     }
 
     /// The most LZ4 can expand a block: one input byte per 255 output bytes.
-    static let largestCompressionRatio = 255
+    package static let largestCompressionRatio = 255
 
     /// Parses and checks the header of a file of `fileLength` bytes whose first
     /// bytes are `prefix` (at least the header and names). Does not read the
     /// payload, so it cannot check the checksum: `decode` does.
-    static func decodeHeader(_ prefix: UnsafeRawBufferPointer, fileLength: Int) throws(Damage) -> Header {
+    package static func decodeHeader(_ prefix: UnsafeRawBufferPointer, fileLength: Int) throws(Damage) -> Header {
         guard prefix.count >= headerSize, fileLength >= headerSize else { throw .truncated(length: fileLength) }
         guard prefix.prefix(4).elementsEqual(magic) else { throw .badMagic }
         func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
@@ -47,7 +47,8 @@ extension EntryFile {
         guard EntryFile.readableVersions.contains(version) else { throw .unsupportedVersion(version) }
         let flags = Flags(rawValue: field(Offset.flags, UInt16.self))
         guard Flags.known.isSuperset(of: flags) else { throw .unknownFlags(flags.rawValue) }
-        guard let kind = KeySpace.Kind(rawValue: field(Offset.kind, UInt8.self)) else { throw .unknownKind(field(Offset.kind, UInt8.self)) }
+        let kind = field(Offset.kind, UInt8.self)
+        guard kinds.contains(kind) else { throw .unknownKind(kind) }
         let keyLength = Int(field(Offset.keyLength, UInt16.self))
         let spaceLength = Int(field(Offset.spaceLength, UInt16.self))
         let rawLength = Int(field(Offset.rawLength, UInt32.self))
@@ -83,7 +84,7 @@ extension EntryFile {
     }
 
     /// Checks the checksum of a whole file whose header `decodeHeader` accepted.
-    static func verifyChecksum(_ file: UnsafeRawBufferPointer) throws(Damage) {
+    package static func verifyChecksum(_ file: UnsafeRawBufferPointer) throws(Damage) {
         let stored = file.loadUnaligned(fromByteOffset: Offset.checksum, as: UInt64.self)
         guard UInt64(littleEndian: stored) == XXHash64.hash(UnsafeRawBufferPointer(rebasing: file[Offset.checksummed...])) else {
             throw .checksumMismatch
@@ -93,7 +94,7 @@ extension EntryFile {
     /// Checks a whole file (header, checksum, lengths) and returns its header and
     /// its payload, decompressed. Never traps on hostile input.
     /// - Complexity: O(n) in the file's length.
-    static func decode(_ file: UnsafeRawBufferPointer) throws(Damage) -> (header: Header, payload: Data) {
+    package static func decode(_ file: UnsafeRawBufferPointer) throws(Damage) -> (header: Header, payload: Data) {
         let header = try decodeHeader(file, fileLength: file.count)
         try verifyChecksum(file)
         let source = UnsafeRawBufferPointer(rebasing: file[(file.count - header.storedLength)...])

@@ -4,12 +4,12 @@ import CLZ4
 ///
 /// The block API (not the frame format) because every entry file already has
 /// its own header with both lengths and a checksum.
-enum LZ4 {
+package enum LZ4 {
     /// Compresses `source` into `destination` and returns the compressed length,
     /// or `nil` when the result would not fit (that is, would not be smaller than
     /// `destination.count`). Inputs under 13 bytes never shrink.
     /// - Complexity: O(n).
-    static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int? {
+    package static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int? {
         guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE), destination.count > 0 else { return nil }
         let written = LZ4_compress_default(
             source.baseAddress!.assumingMemoryBound(to: CChar.self),
@@ -24,7 +24,7 @@ enum LZ4 {
     /// length. Returns `false` when the input is malformed or does not fill it.
     /// Safe against hostile input: liblz4's `_safe` decoder never writes past
     /// `destination` nor reads past `source`.
-    static func decompress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Bool {
+    package static func decompress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Bool {
         if destination.count == 0 { return source.count == 0 }
         guard source.count > 0, source.count <= Int(Int32.max), destination.count <= Int(Int32.max) else { return false }
         let produced = LZ4_decompress_safe(

@@ -26,52 +26,57 @@ import Foundation
 /// The same record is a per-key file on its own or one of many in a segment
 /// file (`SegmentStore`). A tombstone (no payload) says that the key's older
 /// records are dead: recovery after a crash replays records in sequence order.
-enum EntryFile {
-    static let magic: [UInt8] = Array("KACH".utf8)
+package enum EntryFile {
+    package static let magic: [UInt8] = Array("KACH".utf8)
     /// The version written. Version 2 added tombstones and segment files.
-    static let version: UInt16 = 2
-    static let readableVersions: ClosedRange<UInt16> = 1 ... 2
-    static let headerSize = 48
+    package static let version: UInt16 = 2
+    package static let readableVersions: ClosedRange<UInt16> = 1 ... 2
+    package static let headerSize = 48
     /// The largest payload the 32-bit length fields can describe.
-    static let maximumPayload = Int(UInt32.max)
+    package static let maximumPayload = Int(UInt32.max)
+    /// The key-space kinds the format defines (docs/FORMAT.md: top level,
+    /// Pool, Queue); a record with another is damaged.
+    package static let kinds: ClosedRange<UInt8> = 0 ... 2
 
-    enum Offset {
-        static let checksum = 4
-        static let checksummed = 12
-        static let version = 12
-        static let flags = 14
-        static let expiry = 16
-        static let sequence = 24
-        static let rawLength = 32
-        static let storedLength = 36
-        static let keyLength = 40
-        static let spaceLength = 42
-        static let kind = 44
+    package enum Offset {
+        package static let checksum = 4
+        package static let checksummed = 12
+        package static let version = 12
+        package static let flags = 14
+        package static let expiry = 16
+        package static let sequence = 24
+        package static let rawLength = 32
+        package static let storedLength = 36
+        package static let keyLength = 40
+        package static let spaceLength = 42
+        package static let kind = 44
     }
 
     /// Header flags.
-    struct Flags: OptionSet, Sendable {
-        let rawValue: UInt16
-        static let compressed = Flags(rawValue: 1 << 0)
-        static let tombstone = Flags(rawValue: 1 << 1)
-        static let known: Flags = [.compressed, .tombstone]
+    package struct Flags: OptionSet, Sendable {
+        package let rawValue: UInt16
+        package init(rawValue: UInt16) { self.rawValue = rawValue }
+        package static let compressed = Flags(rawValue: 1 << 0)
+        package static let tombstone = Flags(rawValue: 1 << 1)
+        package static let known: Flags = [.compressed, .tombstone]
     }
 
     /// Everything the header says about an entry, without its payload.
-    struct Header: Sendable, Equatable {
-        var flags: Flags
-        var expiry: Timestamp
-        var sequence: UInt64
-        var rawLength: Int
-        var storedLength: Int
-        var key: String
-        var space: String
-        var kind: KeySpace.Kind
+    package struct Header: Sendable, Equatable {
+        package var flags: Flags
+        package var expiry: Timestamp
+        package var sequence: UInt64
+        package var rawLength: Int
+        package var storedLength: Int
+        package var key: String
+        package var space: String
+        /// The key space's kind, one of `EntryFile.kinds`; what each means is the engine's.
+        package var kind: UInt8
 
-        var isTombstone: Bool { flags.contains(.tombstone) }
+        package var isTombstone: Bool { flags.contains(.tombstone) }
 
         /// The whole file's length in bytes.
-        var fileLength: Int {
+        package var fileLength: Int {
             EntryFile.headerSize + key.utf8.count + space.utf8.count + storedLength
         }
     }
@@ -79,13 +84,13 @@ enum EntryFile {
     /// An encoded file whose sequence number and checksum are filled in once the
     /// sequence is known, so that the expensive part (compression) happens before
     /// the cache's lock is taken and the cheap part after.
-    struct Draft: Sendable {
-        fileprivate(set) var bytes: Data
-        let storedLength: Int
-        let isCompressed: Bool
+    package struct Draft: Sendable {
+        package fileprivate(set) var bytes: Data
+        package let storedLength: Int
+        package let isCompressed: Bool
 
         /// Writes the sequence number and then the checksum over the finished file.
-        mutating func seal(sequence: UInt64) {
+        package mutating func seal(sequence: UInt64) {
             bytes.withUnsafeMutableBytes { raw in
                 raw.storeBytes(of: sequence.littleEndian, toByteOffset: Offset.sequence, as: UInt64.self)
                 let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[Offset.checksummed...]))
@@ -96,7 +101,7 @@ enum EntryFile {
 
     /// A sealed tombstone for `name`: its older records are dead. `expiry` is
     /// that of the record it ends.
-    static func tombstone(name: EntryName, kind: KeySpace.Kind, expiry: Timestamp, sequence: UInt64) -> Data {
+    package static func tombstone(name: EntryName, kind: UInt8, expiry: Timestamp, sequence: UInt64) -> Data {
         var draft = draft(name: name, kind: kind, payload: Data(), expiry: expiry, compressionThreshold: .max)
         draft.bytes.withUnsafeMutableBytes { out in
             out.storeBytes(of: Flags.tombstone.rawValue.littleEndian, toByteOffset: Offset.flags, as: UInt16.self)
@@ -107,7 +112,7 @@ enum EntryFile {
 
     /// The length the header at the start of `bytes` gives its record, or nil
     /// when it does not start with the magic. Nothing else is checked.
-    static func recordLength(at bytes: UnsafeRawBufferPointer) -> Int? {
+    package static func recordLength(at bytes: UnsafeRawBufferPointer) -> Int? {
         guard bytes.count >= headerSize, bytes.prefix(4).elementsEqual(magic) else { return nil }
         func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> Int {
             Int(T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self)))
@@ -117,9 +122,9 @@ enum EntryFile {
     }
 
     /// Payloads at least this long are probed before LZ4 runs on all of them.
-    static let probedLength = 64 * 1024
+    package static let probedLength = 64 * 1024
     /// How much of a probed payload LZ4 tries first.
-    static let probeLength = 8 * 1024
+    package static let probeLength = 8 * 1024
 
     /// Whether LZ4 is worth running on the whole of `payload`: false when it
     /// is long and its first ``probeLength`` bytes don't shrink. Large values
@@ -141,7 +146,7 @@ enum EntryFile {
     /// otherwise the payload is stored raw, so no file is ever larger than
     /// header + names + raw payload.
     /// - Complexity: O(n) in the payload, one allocation.
-    static func draft(name: EntryName, kind: KeySpace.Kind, payload: Data, expiry: Timestamp, compressionThreshold: Int) -> Draft {
+    package static func draft(name: EntryName, kind: UInt8, payload: Data, expiry: Timestamp, compressionThreshold: Int) -> Draft {
         let key = name.canonicalKey.utf8
         let space = name.space.utf8
         let payloadOffset = headerSize + key.count + space.count
@@ -155,7 +160,7 @@ enum EntryFile {
             out.storeBytes(of: UInt32(payload.count).littleEndian, toByteOffset: Offset.rawLength, as: UInt32.self)
             out.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: Offset.keyLength, as: UInt16.self)
             out.storeBytes(of: UInt16(space.count).littleEndian, toByteOffset: Offset.spaceLength, as: UInt16.self)
-            out.storeBytes(of: kind.rawValue, toByteOffset: Offset.kind, as: UInt8.self)
+            out.storeBytes(of: kind, toByteOffset: Offset.kind, as: UInt8.self)
             UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]).copyBytes(from: key)
             UnsafeMutableRawBufferPointer(rebasing: out[(headerSize + key.count)...]).copyBytes(from: space)
             let destination = UnsafeMutableRawBufferPointer(rebasing: out[payloadOffset...])

@@ -15,18 +15,18 @@ import Synchronization
 /// DiskFaults.inject(EIO, on: .open, pathContaining: directory.path + "/objects", times: 1)
 /// defer { DiskFaults.removeAll(pathContaining: directory.path) }
 /// ```
-enum DiskFaults {
+package enum DiskFaults {
     /// The system calls a rule can fail.
-    enum Operation: String, Sendable, CaseIterable {
+    package enum Operation: String, Sendable, CaseIterable {
         case open, read, write, rename, fsync
     }
 
-    struct Rule: Sendable {
-        var operation: Operation
-        var pathFragment: String
-        var errno: Int32
+    package struct Rule: Sendable {
+        package var operation: Operation
+        package var pathFragment: String
+        package var errno: Int32
         /// Failures left, nil for every call.
-        var remaining: Int?
+        package var remaining: Int?
     }
 
     private static let rules = Mutex<[Rule]>([])
@@ -34,7 +34,7 @@ enum DiskFaults {
 
     /// Makes the next `times` calls of `operation` on a path containing
     /// `pathFragment` fail with `code` (every call when `times` is nil).
-    static func inject(_ code: Int32, on operation: Operation, pathContaining pathFragment: String, times: Int? = nil) {
+    package static func inject(_ code: Int32, on operation: Operation, pathContaining pathFragment: String, times: Int? = nil) {
         rules.withLock { rules in
             rules.append(Rule(operation: operation, pathFragment: pathFragment, errno: code, remaining: times))
             installed.store(rules.count, ordering: .sequentiallyConsistent)
@@ -42,7 +42,7 @@ enum DiskFaults {
     }
 
     /// Removes every rule whose path fragment contains `pathFragment`.
-    static func removeAll(pathContaining pathFragment: String) {
+    package static func removeAll(pathContaining pathFragment: String) {
         rules.withLock { rules in
             rules.removeAll { $0.pathFragment.contains(pathFragment) }
             installed.store(rules.count, ordering: .sequentiallyConsistent)
@@ -51,7 +51,7 @@ enum DiskFaults {
 
     /// The errno `operation` on `path` must fail with, if a rule says so
     /// (using up one of its failures).
-    static func failure(_ operation: Operation, path: String) -> Int32? {
+    package static func failure(_ operation: Operation, path: String) -> Int32? {
         guard installed.load(ordering: .relaxed) > 0 else { return nil }
         return rules.withLock { rules in
             guard let index = rules.firstIndex(where: {

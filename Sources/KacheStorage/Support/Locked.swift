@@ -10,15 +10,15 @@ import Synchronization
 /// incrementing a counter under a `Mutex` show it). The annotations cost two
 /// empty C calls per lock in normal builds and make `swift test
 /// --sanitize=thread` meaningful for everything else.
-final class Locked<Value: Sendable>: Sendable {
+package final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         mutex = Mutex(value)
     }
 
     /// Runs `body` with the value, holding the lock. Keep it short and free of I/O.
-    func withLock<R: Sendable, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    package func withLock<R: Sendable, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         let address = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         return try mutex.withLock { (value: inout Value) throws(E) -> R in
             kache_tsan_acquire(address)

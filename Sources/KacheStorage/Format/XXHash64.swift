@@ -7,7 +7,7 @@
 // and `XXHash64Tests` pins it to reference values.
 
 /// The XXH64 non-cryptographic hash: fast checksums and stable file names.
-struct XXHash64 {
+package struct XXHash64 {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -16,7 +16,7 @@ struct XXHash64 {
 
     /// Hashes `bytes` with `seed`.
     /// - Complexity: O(n), about one multiply per 8 bytes.
-    static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    package static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         let count = bytes.count
         var offset = 0
         var h: UInt64

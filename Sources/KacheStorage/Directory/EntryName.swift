@@ -8,16 +8,16 @@ import Foundation
 /// the key's NFC form: Swift's `String` compares canonically equivalent
 /// spellings (composed and decomposed `é`) as equal, so the dictionary in
 /// memory and the file name on disk must agree on that too.
-struct EntryName: Hashable, Sendable {
+package struct EntryName: Hashable, Sendable {
     /// The key space's name (empty for the top level).
-    let space: String
+    package let space: String
     /// The key in canonical (NFC) form, as written into the file.
-    let canonicalKey: String
+    package let canonicalKey: String
     /// Two seeded XXH64 halves of the 128-bit name hash.
-    let high: UInt64
-    let low: UInt64
+    package let high: UInt64
+    package let low: UInt64
 
-    init(space: String, key: String) {
+    package init(space: String, key: String) {
         self.space = space
         self.canonicalKey = EntryName.canonical(key)
         var input = [UInt8]()
@@ -31,19 +31,19 @@ struct EntryName: Hashable, Sendable {
     }
 
     /// The NFC form of `key`; ASCII is already canonical, so it skips Foundation.
-    static func canonical(_ key: String) -> String {
+    package static func canonical(_ key: String) -> String {
         if key.utf8.allSatisfy({ $0 < 0x80 }) { return key }
         return key.precomposedStringWithCanonicalMapping
     }
 
     /// The shard folder: the first byte of the hash, two hex digits.
-    var shard: String { hex(high >> 56, digits: 2) }
+    package var shard: String { hex(high >> 56, digits: 2) }
 
     /// The file name: 32 hex digits.
-    var fileName: String { hex(high, digits: 16) + hex(low, digits: 16) }
+    package var fileName: String { hex(high, digits: 16) + hex(low, digits: 16) }
 
     /// A small number used to pick the lock stripe that orders disk writes to this name.
-    var stripe: Int { Int(truncatingIfNeeded: low & 0xFFFF) }
+    package var stripe: Int { Int(truncatingIfNeeded: low & 0xFFFF) }
 
     private func hex(_ value: UInt64, digits: Int) -> String {
         let s = String(value, radix: 16)

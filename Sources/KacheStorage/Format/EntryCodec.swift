@@ -14,7 +14,7 @@ package enum EntryCodec {
     /// - Complexity: O(n) in the payload.
     package static func encode(_ payload: Data, forKey key: String, compressionThreshold: Int) -> Data {
         var draft = EntryFile.draft(
-            name: EntryName(space: "", key: key), kind: .plain, payload: payload,
+            name: EntryName(space: "", key: key), kind: 0, payload: payload,
             expiry: .max, compressionThreshold: compressionThreshold
         )
         draft.seal(sequence: 1)
