@@ -35,7 +35,10 @@ let package = Package(
         // Where an entry's bytes live, below the engine: the record format
         // (LZ4, checksums) and the directory's pieces. It knows no Pools,
         // Queues, expiry policy or public API; a key-space kind is a byte to it.
-        .target(name: "KacheStorage", dependencies: ["CLZ4", "CKacheSystem"]),
+        .target(
+            name: "KacheStorage",
+            dependencies: ["CLZ4", "CKacheSystem", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         .target(
             name: "Kache",
             dependencies: [

@@ -15,7 +15,7 @@ extension Kache {
         try disk.withManifestWriter { () throws(KacheError) in
             guard !store.withLock({ $0.isClosed }) else { throw .closed }
             store.withLock { $0.budget.footprint = footprint }
-            try disk.syncEverything()
+            try storage { () throws(StorageError) in try disk.syncEverything() }
             try writeManifest(to: disk)
         }
         // The manifest is a checkpoint: dead segment bytes it covers can go.
@@ -60,7 +60,7 @@ extension Kache {
         writeBehind?.stop()
         try disk.withManifestWriter { () throws(KacheError) in
             defer { disk.close() }
-            try disk.syncEverything()
+            try storage { () throws(StorageError) in try disk.syncEverything() }
             try writeManifest(to: disk)
         }
         store.withLock { $0.releaseAllValues() }
@@ -102,7 +102,7 @@ extension Kache {
     private func restoreIndex(from disk: DiskStore, atOpen: Bool) throws {
         var manifest: Manifest?
         var damagedManifest = false
-        if let bytes = try disk.readManifest() {
+        if let bytes = try storage({ () throws(StorageError) in try disk.readManifest() }) {
             do {
                 manifest = try bytes.withUnsafeBytes { raw throws(Manifest.Damage) in try Manifest(decoding: raw) }
             } catch {
@@ -161,7 +161,7 @@ extension Kache {
     /// files of their own, and every record of every segment file (read
     /// sequentially, each checksum verified). A torn tail is cut at open.
     private func findRecords(in disk: DiskStore, atOpen: Bool) throws -> FoundRecords {
-        let scan = try disk.scanHeaders(deletingTemporaryFiles: atOpen)
+        let scan = try storage { () throws(StorageError) in try disk.scanHeaders(deletingTemporaryFiles: atOpen) }
         var found = FoundRecords()
         found.damaged = scan.quarantined
         found.records = scan.files.map {
@@ -169,7 +169,7 @@ extension Kache {
         }
         for (id, length) in disk.segments.lengths() {
             guard let file = disk.segments.file(id) else { continue }
-            let records = try SegmentStore.scan(file)
+            let records = try storage { () throws(StorageError) in try SegmentStore.scan(file) }
             if records.validLength < length {
                 configuration.logger.warning(
                     "Kache cut a torn tail off a segment file",

@@ -56,10 +56,12 @@ public final class Kache: Sendable {
         let configuration = try configuration.validated()
         let keepsFiles = configuration.durability != .memory
         let disk = keepsFiles
-            ? try DiskStore(
-                root: directory.standardizedFileURL.path, syncsEveryWrite: configuration.durability == .fsync,
-                segmentLength: Kache.segmentLength(diskBudget: configuration.diskBudget)
-            )
+            ? try storage { () throws(StorageError) in
+                try DiskStore(
+                    root: directory.standardizedFileURL.path, syncsEveryWrite: configuration.durability == .fsync,
+                    segmentLength: Kache.segmentLength(diskBudget: configuration.diskBudget)
+                )
+            }
             : nil
         let queuedBytes = configuration.durability == .async && disk != nil ? QueuedBytes() : nil
         let store = Store(StoreState(

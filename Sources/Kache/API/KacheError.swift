@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 
 /// Everything that can go wrong in Kache, with the context a person needs.
 ///
@@ -74,12 +75,22 @@ public enum KacheError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension KacheError {
-    /// Maps a failed file operation's `errno` to the matching error.
-    static func fileOperation(_ operation: String, path: String, errno code: Int32) -> KacheError {
-        switch code {
-        case ENOSPC, EDQUOT, EFBIG: return .diskFull(path: path)
-        case EACCES, EPERM, EROFS: return .directoryUnusable(path: path, reason: "\(operation) was refused (\(String(cString: strerror(code))))")
-        default: return .io(operation: operation, path: path, errno: code)
+    /// The public form of an error of the storage below the engine.
+    init(_ error: StorageError) {
+        switch error {
+        case let .directoryLocked(path, holderPID): self = .directoryLocked(path: path, holderPID: holderPID)
+        case let .directoryUnusable(path, reason): self = .directoryUnusable(path: path, reason: reason)
+        case let .diskFull(path): self = .diskFull(path: path)
+        case let .io(operation, path, code): self = .io(operation: operation, path: path, errno: code)
         }
+    }
+}
+
+/// Runs a call into the storage, its errors handed on as `KacheError`.
+func storage<R>(_ body: () throws(StorageError) -> R) throws(KacheError) -> R {
+    do {
+        return try body()
+    } catch {
+        throw KacheError(error)
     }
 }

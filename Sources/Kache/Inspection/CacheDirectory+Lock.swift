@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import SystemPackage
 #if canImport(Glibc)
 import Glibc

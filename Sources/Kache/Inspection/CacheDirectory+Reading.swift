@@ -82,7 +82,7 @@ extension CacheDirectory {
         do {
             return try DiskStore.listFolder(path(relative))
         } catch {
-            throw .io(path: path(relative), reason: "the folder can't be listed: \(error)")
+            throw .io(path: path(relative), reason: "the folder can't be listed: \(KacheError(error))")
         }
     }
 

@@ -206,7 +206,7 @@ extension CacheDirectory {
         do {
             try disk.writeManifest(manifest.encoded())
         } catch {
-            throw .io(path: path(DiskStore.manifestFile), reason: error.description)
+            throw .io(path: path(DiskStore.manifestFile), reason: KacheError(error).description)
         }
         // A file that could not be read is not in the new manifest: leave it
         // stale, so the next open reads the files again rather than orphan it.
@@ -249,11 +249,11 @@ extension CacheDirectory {
 
 extension CacheDirectoryError {
     /// The error of a writer's opening of the directory at `root`.
-    init(opening error: KacheError, root: String) {
+    init(opening error: StorageError, root: String) {
         switch error {
         case let .directoryLocked(_, holderPID): self = .locked(path: root, holderPID: holderPID)
         case let .directoryUnusable(path, reason): self = .io(path: path, reason: reason)
-        default: self = .io(path: root, reason: error.description)
+        default: self = .io(path: root, reason: KacheError(error).description)
         }
     }
 }

@@ -66,7 +66,7 @@ struct Persister: Sendable {
             guard store.withLock({ $0.isCurrent(space: write.space, key: write.key, sequence: write.sequence) }) else {
                 return false
             }
-            try disk.write(write.file, as: write.name)
+            try storage { () throws(StorageError) in try disk.write(write.file, as: write.name) }
             return true
         }
         if written {
@@ -84,7 +84,7 @@ struct Persister: Sendable {
         guard !current.isEmpty else { return }
         var bytes = Data(capacity: current.reduce(0) { $0 + $1.file.count })
         for write in current { bytes.append(write.file) }
-        let placement = try segments.append(bytes, bucket: bucket)
+        let placement = try storage { () throws(StorageError) in try segments.append(bytes, bucket: bucket) }
         let ownFiles = store.withLock { state -> [Write] in
             state.segments.seal(placement.sealed)
             var offset = placement.offset
@@ -119,7 +119,7 @@ struct Persister: Sendable {
     /// Writes `snapshot` as the manifest: from now on it is the checkpoint
     /// that recovery replays newer records from. Call inside `disk.withManifestWriter`.
     func writeManifest(_ snapshot: ManifestSnapshot) throws(KacheError) {
-        try disk.writeManifest(snapshot.bytes)
+        try storage { () throws(StorageError) in try disk.writeManifest(snapshot.bytes) }
         store.withLock { $0.segments.noteCheckpoint(snapshot.nextSequence) }
     }
 
@@ -140,7 +140,7 @@ struct Persister: Sendable {
                 sequences.append(removal.tombstoneSequence)
             }
             if !bytes.isEmpty {
-                do {
+                do throws(StorageError) {
                     let placement = try segments.append(bytes, bucket: .tombstones)
                     store.withLock { state in
                         state.segments.seal(placement.sealed)
@@ -149,7 +149,7 @@ struct Persister: Sendable {
                 } catch {
                     // The removal stands in memory; after a crash before the next
                     // checkpoint the key may come back, as in `async` durability.
-                    logger.error("Kache could not append tombstones: \(error)")
+                    logger.error("Kache could not append tombstones: \(KacheError(error))")
                     store.withLock { $0.counters.writeErrors += 1 }
                 }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Synchronization
 
 /// Gives the dead bytes of segment files back to the file system.

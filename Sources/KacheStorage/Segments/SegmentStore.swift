@@ -16,24 +16,24 @@ import Synchronization
 /// Appends to one file are serialized, so a file is always a run of complete
 /// records followed by at most one torn record: a crash can cut the tail,
 /// never leave a hole before an acknowledged record.
-final class SegmentStore: Sendable {
+package final class SegmentStore: Sendable {
     /// Where the files are.
-    let folder: String
+    package let folder: String
     /// A file is sealed once an append would take it past this length.
-    let maximumLength: Int
+    package let maximumLength: Int
     /// Flush appended data before an append returns (`fsync` durability).
-    let syncsEveryWrite: Bool
+    package let syncsEveryWrite: Bool
     private let table: Locked<Table>
     private let writtenBytes = Atomic<UInt64>(0)
 
     /// The most files open for appending at once; past it the one whose
     /// records end first is sealed.
-    static let maximumOpenFiles = 64
+    package static let maximumOpenFiles = 64
 
     private struct Table: Sendable {
-        var files: [UInt32: SegmentFile] = [:]
-        var openByBucket: [Bucket: UInt32] = [:]
-        var nextID: UInt32 = 1
+        package var files: [UInt32: SegmentFile] = [:]
+        package var openByBucket: [Bucket: UInt32] = [:]
+        package var nextID: UInt32 = 1
     }
 
     /// The group a record is appended with: records whose expiry falls in the
@@ -44,20 +44,20 @@ final class SegmentStore: Sendable {
     /// time to live are open at once (at 1/8, W8's lifetimes of 1 to 60
     /// minutes kept more buckets open than `maximumOpenFiles`, and sealing
     /// the overflow left 4,227 files for 1,000,000 entries).
-    struct Bucket: Hashable, Sendable, Comparable {
-        var shift: Int8
-        var index: Int64
+    package struct Bucket: Hashable, Sendable, Comparable {
+        package var shift: Int8
+        package var index: Int64
 
         /// Tombstones are only needed until the next checkpoint: they get files of their own.
-        static let tombstones = Bucket(shift: -1, index: 0)
+        package static let tombstones = Bucket(shift: -1, index: 0)
 
-        init(shift: Int8, index: Int64) {
+        package init(shift: Int8, index: Int64) {
             self.shift = shift
             self.index = index
         }
 
         /// The bucket of a record that expires at `expiry` (ns since 1970), written at `now`.
-        init(expiry: Int64, now: Int64) {
+        package init(expiry: Int64, now: Int64) {
             let seconds = max(expiry / 1_000_000_000, 0)
             let ttl = max((expiry - now) / 1_000_000_000, 1)
             let shift = max(0, (Int64.bitWidth - 1 - ttl.leadingZeroBitCount) - 2)
@@ -65,18 +65,18 @@ final class SegmentStore: Sendable {
         }
 
         /// Roughly when its records end, for choosing which file to seal.
-        var end: Int64 { shift < 0 ? .min : (index + 1) << Int64(shift) }
+        package var end: Int64 { shift < 0 ? .min : (index + 1) << Int64(shift) }
 
-        static func < (a: Bucket, b: Bucket) -> Bool { (a.end, a.shift) < (b.end, b.shift) }
+        package static func < (a: Bucket, b: Bucket) -> Bool { (a.end, a.shift) < (b.end, b.shift) }
     }
 
     /// One segment file, open for reading (and, while it is its bucket's, for
     /// appending). The descriptor is closed when the last user lets go, so a
     /// reader that took it before the file was deleted still reads its bytes.
-    final class SegmentFile: Sendable {
-        let id: UInt32
-        let path: String
-        let descriptor: Int32
+    package final class SegmentFile: Sendable {
+        package let id: UInt32
+        package let path: String
+        package let descriptor: Int32
         /// Bytes in the file (where the next append goes), and whether it was
         /// retired: taken out for deletion, so an append must go elsewhere.
         fileprivate let appendState: Locked<(length: Int, isRetired: Bool)>
@@ -94,10 +94,10 @@ final class SegmentStore: Sendable {
 
         deinit { Glibc.close(descriptor) }
 
-        var length: Int { appendState.withLock { $0.length } }
+        package var length: Int { appendState.withLock { $0.length } }
 
         /// Reads `length` bytes at `offset`; the bytes read, or nil with `errno` set.
-        func read(offset: Int, length: Int) -> Data? {
+        package func read(offset: Int, length: Int) -> Data? {
             var bytes = Data(count: length)
             let got = bytes.withUnsafeMutableBytes { DiskStore.readFully(descriptor, path: path, at: offset, into: $0) }
             guard got >= 0 else { return nil }
@@ -106,18 +106,18 @@ final class SegmentStore: Sendable {
         }
     }
 
-    static func fileName(_ id: UInt32) -> String {
+    package static func fileName(_ id: UInt32) -> String {
         let hex = String(id, radix: 16)
         return String(repeating: "0", count: max(0, 8 - hex.count)) + hex + ".seg"
     }
 
     /// The number in a segment file's name, or nil for any other name.
-    static func id(ofFileName name: String) -> UInt32? {
+    package static func id(ofFileName name: String) -> UInt32? {
         guard name.count == 12, name.hasSuffix(".seg") else { return nil }
         return UInt32(name.prefix(8), radix: 16).flatMap { $0 == 0 ? nil : $0 }
     }
 
-    init(folder: String, maximumLength: Int, syncsEveryWrite: Bool) {
+    package init(folder: String, maximumLength: Int, syncsEveryWrite: Bool) {
         self.folder = folder
         self.maximumLength = maximumLength
         self.syncsEveryWrite = syncsEveryWrite
@@ -125,16 +125,16 @@ final class SegmentStore: Sendable {
     }
 
     /// Bytes appended since open.
-    var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) }
+    package var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) }
 
-    func path(of id: UInt32) -> String { "\(folder)/\(SegmentStore.fileName(id))" }
+    package func path(of id: UInt32) -> String { "\(folder)/\(SegmentStore.fileName(id))" }
 
     // MARK: - Opening
 
     /// Opens the files an earlier run left, for reading only. Files that
     /// can't be opened throw: their records would be missing from the index.
     /// - Returns: their numbers, ascending.
-    func openExisting() throws(KacheError) -> [UInt32] {
+    package func openExisting() throws(StorageError) -> [UInt32] {
         var ids: [UInt32] = []
         for name in try DiskStore.listFolder(folder) {
             guard let id = SegmentStore.id(ofFileName: name) else { continue }
@@ -157,24 +157,24 @@ final class SegmentStore: Sendable {
     }
 
     /// The file `id`, for reading; nil when it was deleted.
-    func file(_ id: UInt32) -> SegmentFile? {
+    package func file(_ id: UInt32) -> SegmentFile? {
         table.withLock { $0.files[id] }
     }
 
     /// Every file's number and length.
-    func lengths() -> [(id: UInt32, length: Int)] {
+    package func lengths() -> [(id: UInt32, length: Int)] {
         table.withLock { $0.files.values.map { ($0.id, $0.length) } }.sorted { $0.id < $1.id }
     }
 
     // MARK: - Appending
 
     /// Where an append put its records.
-    struct Placement: Sendable {
-        var segment: UInt32
+    package struct Placement: Sendable {
+        package var segment: UInt32
         /// The offset of the first record; the others follow back to back.
-        var offset: Int
+        package var offset: Int
         /// Files sealed to make room, whose lengths are now final.
-        var sealed: [UInt32]
+        package var sealed: [UInt32]
     }
 
     /// Appends `bytes` (whole records) to the open file of `bucket`, with one
@@ -183,11 +183,11 @@ final class SegmentStore: Sendable {
     /// flush with concurrent appends to the same file).
     /// - Throws: the file error; a partial write is cut off again, so the file
     ///   stays a run of whole records.
-    func append(_ bytes: Data, bucket: Bucket) throws(KacheError) -> Placement {
+    package func append(_ bytes: Data, bucket: Bucket) throws(StorageError) -> Placement {
         var sealed: [UInt32] = []
         while true {
             let file = try openFile(for: bucket, sealed: &sealed)
-            let outcome = try file.appendState.withLock { state throws(KacheError) -> Int? in
+            let outcome = try file.appendState.withLock { state throws(StorageError) -> Int? in
                 // A file retired meanwhile (it had just been sealed and emptied) takes nothing more.
                 guard !state.isRetired else { return nil }
                 guard state.length == 0 || state.length + bytes.count <= maximumLength else { return nil }
@@ -206,7 +206,7 @@ final class SegmentStore: Sendable {
         }
     }
 
-    private func write(_ bytes: Data, to file: SegmentFile, at offset: Int) throws(KacheError) {
+    private func write(_ bytes: Data, to file: SegmentFile, at offset: Int) throws(StorageError) {
         var failure: Int32 = 0
         if let code = DiskFaults.failure(.write, path: file.path) {
             failure = code
@@ -230,8 +230,8 @@ final class SegmentStore: Sendable {
     }
 
     /// Flushes `file` up to at least `end`; one flush serves every writer waiting for it.
-    private func flush(_ file: SegmentFile, upTo end: Int) throws(KacheError) {
-        try file.flushState.withLock { flushed throws(KacheError) in
+    private func flush(_ file: SegmentFile, upTo end: Int) throws(StorageError) {
+        try file.flushState.withLock { flushed throws(StorageError) in
             guard flushed < end else { return }
             let target = file.length
             if let code = DiskFaults.failure(.fsync, path: file.path) {
@@ -246,7 +246,7 @@ final class SegmentStore: Sendable {
 
     /// The open file of `bucket`, creating it (and sealing the one whose records
     /// end first, past `maximumOpenFiles`).
-    private func openFile(for bucket: Bucket, sealed: inout [UInt32]) throws(KacheError) -> SegmentFile {
+    private func openFile(for bucket: Bucket, sealed: inout [UInt32]) throws(StorageError) -> SegmentFile {
         if let file = table.withLock({ table in table.openByBucket[bucket].flatMap { table.files[$0] } }) { return file }
         let id = table.withLock { table -> UInt32 in
             defer { table.nextID &+= 1 }
@@ -290,7 +290,7 @@ final class SegmentStore: Sendable {
 
     /// Seals those of `ids` that are open for appending.
     /// - Returns: the numbers of the files sealed.
-    func seal(_ ids: [UInt32]) -> [UInt32] {
+    package func seal(_ ids: [UInt32]) -> [UInt32] {
         let wanted = Set(ids)
         return table.withLock { table in
             let sealed = table.openByBucket.filter { wanted.contains($0.value) }
@@ -300,14 +300,14 @@ final class SegmentStore: Sendable {
     }
 
     /// Flushes the file `id` to the device (compaction's copies, before the original goes).
-    func flush(_ id: UInt32) throws(KacheError) {
+    package func flush(_ id: UInt32) throws(StorageError) {
         guard let file = file(id) else { return }
         try flush(file, upTo: file.length)
     }
 
     /// Seals every open file: the ones a checkpoint may then reclaim.
     /// - Returns: the numbers of the files sealed.
-    func sealAll() -> [UInt32] {
+    package func sealAll() -> [UInt32] {
         table.withLock { table in
             defer { table.openByBucket.removeAll() }
             return Array(table.openByBucket.values)
@@ -315,7 +315,7 @@ final class SegmentStore: Sendable {
     }
 
     /// The files open for appending.
-    var openIDs: Set<UInt32> { table.withLock { Set($0.openByBucket.values) } }
+    package var openIDs: Set<UInt32> { table.withLock { Set($0.openByBucket.values) } }
 
     // MARK: - Deleting
 
@@ -324,7 +324,7 @@ final class SegmentStore: Sendable {
     /// afterwards, and `file(_:)` no longer finds them. Readers that hold one
     /// still read it. Call under the store's lock, with the ledger's lengths.
     /// - Returns: the files retired, to `unlink` next.
-    func retire(_ ids: [UInt32], expectedLength: (UInt32) -> Int) -> [UInt32] {
+    package func retire(_ ids: [UInt32], expectedLength: (UInt32) -> Int) -> [UInt32] {
         table.withLock { table in
             var retired: [UInt32] = []
             for id in ids {
@@ -344,14 +344,14 @@ final class SegmentStore: Sendable {
     }
 
     /// Deletes retired files.
-    func unlinkRetired(_ ids: [UInt32]) {
+    package func unlinkRetired(_ ids: [UInt32]) {
         guard !ids.isEmpty else { return }
         for id in ids { unlink(path(of: id)) }
         if syncsEveryWrite { DiskStore.syncFolder(folder) }
     }
 
     /// Forgets the files and deletes them (readers that hold one still read it).
-    func delete(_ ids: [UInt32]) {
+    package func delete(_ ids: [UInt32]) {
         guard !ids.isEmpty else { return }
         table.withLock { table in
             for id in ids {
@@ -364,7 +364,7 @@ final class SegmentStore: Sendable {
     }
 
     /// Cuts `id` to `length` bytes: a torn tail a crash left (only at open).
-    func truncate(_ id: UInt32, to length: Int) {
+    package func truncate(_ id: UInt32, to length: Int) {
         guard let file = file(id) else { return }
         file.appendState.withLock { state in
             guard length < state.length, ftruncate(file.descriptor, off_t(length)) == 0 else { return }
@@ -376,19 +376,19 @@ final class SegmentStore: Sendable {
     // MARK: - Scanning
 
     /// A record found by `scan`.
-    struct ScannedRecord: Sendable {
-        var header: EntryFile.Header
-        var offset: Int
-        var length: Int
+    package struct ScannedRecord: Sendable {
+        package var header: EntryFile.Header
+        package var offset: Int
+        package var length: Int
     }
 
     /// What `scan` found in one file.
-    struct Scan: Sendable {
-        var records: [ScannedRecord] = []
+    package struct Scan: Sendable {
+        package var records: [ScannedRecord] = []
         /// Where the last valid record ends: past it lies a torn tail, if anything.
-        var validLength = 0
+        package var validLength = 0
         /// Runs of bytes that are not records, before `validLength`.
-        var damagedRanges: [Range<Int>] = []
+        package var damagedRanges: [Range<Int>] = []
     }
 
     /// Reads the whole file in order and checks every record (checksum
@@ -396,7 +396,7 @@ final class SegmentStore: Sendable {
     /// After bytes that are not a record it looks for the next one, so one
     /// damaged record costs only itself.
     /// - Complexity: O(file length), read in large sequential chunks.
-    static func scan(_ file: SegmentFile) throws(KacheError) -> Scan {
+    package static func scan(_ file: SegmentFile) throws(StorageError) -> Scan {
         let length = file.length
         guard let bytes = file.read(offset: 0, length: length) else {
             throw .fileOperation("Reading a segment file", path: file.path, errno: errno)
@@ -405,7 +405,7 @@ final class SegmentStore: Sendable {
     }
 
     /// `scan` of a file's bytes.
-    static func scan(_ bytes: Data) -> Scan {
+    package static func scan(_ bytes: Data) -> Scan {
         var scan = Scan()
         bytes.withUnsafeBytes { raw in
             var offset = 0

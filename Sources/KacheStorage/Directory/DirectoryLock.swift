@@ -11,14 +11,14 @@ import Glibc
 /// it when the holder exits or is killed, so a crashed writer never leaves a
 /// stale lock. The holder's pid is written into the file so a refused opener can
 /// say who holds it.
-final class DirectoryLock: Sendable {
+package final class DirectoryLock: Sendable {
     private let descriptor: FileDescriptor
     /// Set by the first `release()`: the descriptor's number may belong to
     /// another file after that, so it is never closed twice.
     private let released = Atomic<Bool>(false)
 
-    /// Takes the lock or throws `KacheError.directoryLocked` naming the holder.
-    init(path: String) throws(KacheError) {
+    /// Takes the lock or throws `StorageError.directoryLocked` naming the holder.
+    package init(path: String) throws(StorageError) {
         let fd: FileDescriptor
         do {
             fd = try FileDescriptor.open(
@@ -26,7 +26,7 @@ final class DirectoryLock: Sendable {
                 permissions: [.ownerReadWrite]
             )
         } catch {
-            throw KacheError.fileOperation("Opening the lock file", path: path, errno: (error as? Errno)?.rawValue ?? EIO)
+            throw StorageError.fileOperation("Opening the lock file", path: path, errno: (error as? Errno)?.rawValue ?? EIO)
         }
         guard flock(fd.rawValue, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
@@ -45,7 +45,7 @@ final class DirectoryLock: Sendable {
 
     /// The pid written by whoever holds the lock on the file at `path`, if any
     /// process holds it; nil when it is free. Takes no lock.
-    static func holder(atPath path: String) -> Int32? {
+    package static func holder(atPath path: String) -> Int32? {
         guard let fd = try? FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .noFollow]) else { return nil }
         defer { try? fd.close() }
         // A shared lock succeeds only when no writer holds the exclusive one.
@@ -64,7 +64,7 @@ final class DirectoryLock: Sendable {
     }
 
     /// Releases the lock. Calling it again does nothing.
-    func release() {
+    package func release() {
         guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
         flock(descriptor.rawValue, LOCK_UN)
         try? descriptor.close()

@@ -22,15 +22,15 @@ import Glibc
 ///   tmp/          the manifest being written; cleared on open
 ///   quarantine/   damaged files, moved aside
 /// ```
-final class DiskStore: Sendable {
+package final class DiskStore: Sendable {
     /// The cache directory's path.
-    let root: String
+    package let root: String
     /// Flush file data and directory entries on every write (`fsync` durability).
-    let syncsEveryWrite: Bool
+    package let syncsEveryWrite: Bool
     /// The file system's allocation unit, for counting files as `du` does.
-    let allocationUnit: Int
+    package let allocationUnit: Int
     /// The segment files, where small entries' records are appended.
-    let segments: SegmentStore
+    package let segments: SegmentStore
     private let lock: DirectoryLock
     /// Writes, deletions and quarantines of one name are serialized by one of
     /// these stripes, so that a newer version is never overwritten by an older one.
@@ -52,17 +52,17 @@ final class DiskStore: Sendable {
     /// One pause at a time.
     private let pauser = Locked(())
 
-    static let objectsFolder = "objects"
-    static let segmentsFolder = "segments"
-    static let tmpFolder = "tmp"
-    static let quarantineFolder = "quarantine"
-    static let manifestFile = "manifest"
-    static let dirtyFile = "dirty"
-    static let lockFile = "lock"
+    package static let objectsFolder = "objects"
+    package static let segmentsFolder = "segments"
+    package static let tmpFolder = "tmp"
+    package static let quarantineFolder = "quarantine"
+    package static let manifestFile = "manifest"
+    package static let dirtyFile = "dirty"
+    package static let lockFile = "lock"
 
     /// Opens (creating if needed) the directory, takes its writer lock and
     /// clears what a crash left in `tmp/`. If it throws, it holds nothing.
-    init(root: String, syncsEveryWrite: Bool, segmentLength: Int = 4 << 20) throws(KacheError) {
+    package init(root: String, syncsEveryWrite: Bool, segmentLength: Int = 4 << 20) throws(StorageError) {
         self.root = root
         self.syncsEveryWrite = syncsEveryWrite
         segments = SegmentStore(folder: "\(root)/\(Self.segmentsFolder)", maximumLength: segmentLength, syncsEveryWrite: syncsEveryWrite)
@@ -90,30 +90,30 @@ final class DiskStore: Sendable {
 
     /// Stops new changes from beginning and waits for those under way to
     /// finish their file work. Call before the last save of `close()`.
-    func stopChanges() {
+    package func stopChanges() {
         isClosing.store(true, ordering: .sequentiallyConsistent)
         while changesUnderWay.load(ordering: .sequentiallyConsistent) > 0 { usleep(100) }
     }
 
     /// Stops changes and releases the writer lock. Calling it again does nothing.
-    func close() {
+    package func close() {
         stopChanges()
         lock.release()
     }
 
     /// Releases the lock the way a killed process does: no new change begins,
     /// and those under way are not waited for. Tests only.
-    func abandon() {
+    package func abandon() {
         isClosing.store(true, ordering: .sequentiallyConsistent)
         lock.release()
     }
 
-    static func shardName(_ shard: Int) -> String {
+    package static func shardName(_ shard: Int) -> String {
         shard < 16 ? "0" + String(shard, radix: 16) : String(shard, radix: 16)
     }
 
     /// Creates a folder readable only by its owner, refusing a symlink in its place.
-    private static func makeDirectory(_ path: String) throws(KacheError) {
+    private static func makeDirectory(_ path: String) throws(StorageError) {
         if mkdir(path, 0o700) == 0 { return }
         let code = errno
         var info = stat()
@@ -135,7 +135,7 @@ final class DiskStore: Sendable {
     /// shard folders). A rename within one folder is also the cheaper kind.
     /// The leading dot marks it: scans skip such names, and the rebuild after
     /// a crash deletes them.
-    static func temporaryName(for name: EntryName, serial: UInt64) -> String {
+    package static func temporaryName(for name: EntryName, serial: UInt64) -> String {
         ".\(name.fileName).\(processID).\(serial)"
     }
 
@@ -144,18 +144,18 @@ final class DiskStore: Sendable {
     private static let processID = getpid()
 
     /// Whether a file name in a shard folder is a write in progress, or one a crash interrupted.
-    static func isTemporaryName(_ fileName: String) -> Bool {
+    package static func isTemporaryName(_ fileName: String) -> Bool {
         fileName.hasPrefix(".")
     }
 
-    func path(of name: EntryName) -> String {
+    package func path(of name: EntryName) -> String {
         "\(root)/\(Self.objectsFolder)/\(name.shard)/\(name.fileName)"
     }
 
     // MARK: - Ordering
 
     /// Runs `body` while no other write, deletion or quarantine of `name` runs.
-    func withExclusiveAccess<R: Sendable, E: Error>(to name: EntryName, _ body: () throws(E) -> R) throws(E) -> R {
+    package func withExclusiveAccess<R: Sendable, E: Error>(to name: EntryName, _ body: () throws(E) -> R) throws(E) -> R {
         try stripes[name.stripe % stripes.count].withLock { (_: inout Void) throws(E) -> R in try body() }
     }
 
@@ -165,7 +165,7 @@ final class DiskStore: Sendable {
     /// renamed into place, so a reader or a crash sees the old file or the new
     /// one, never a mix. With `syncsEveryWrite` the data and the folder are flushed.
     /// Call inside `withExclusiveAccess(to:)`.
-    func write(_ bytes: Data, as name: EntryName) throws(KacheError) {
+    package func write(_ bytes: Data, as name: EntryName) throws(StorageError) {
         let serial = tmpCounter.wrappingAdd(1, ordering: .relaxed).oldValue
         let tmp = "\(root)/\(Self.objectsFolder)/\(name.shard)/\(Self.temporaryName(for: name, serial: serial))"
         let final = path(of: name)
@@ -188,24 +188,24 @@ final class DiskStore: Sendable {
             guard rename(tmp, final) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             unlink(tmp)
-            throw KacheError.fileOperation("Writing the entry file", path: final, errno: (error as? Errno)?.rawValue ?? EIO)
+            throw StorageError.fileOperation("Writing the entry file", path: final, errno: (error as? Errno)?.rawValue ?? EIO)
         }
         if syncsEveryWrite { syncFolder("\(root)/\(Self.objectsFolder)/\(name.shard)") }
     }
 
     /// Deletes the file of `name` if there is one. Call inside `withExclusiveAccess(to:)`.
-    func delete(_ name: EntryName) {
+    package func delete(_ name: EntryName) {
         unlink(path(of: name))
     }
 
     /// Bytes handed to the file system for entries since open.
-    var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) + segments.bytesWritten }
+    package var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) + segments.bytesWritten }
 
     /// Flushes a folder's entries (after a rename or unlink) to the device.
     private func syncFolder(_ path: String) { DiskStore.syncFolder(path) }
 
     /// Flushes a folder's entries (after a create, rename or unlink) to the device.
-    static func syncFolder(_ path: String) {
+    package static func syncFolder(_ path: String) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }
         fsync(fd)
@@ -214,7 +214,7 @@ final class DiskStore: Sendable {
 
     /// Flushes every file written so far to the device (one `syncfs` of the
     /// file system, cheaper than an fsync per file).
-    func syncEverything() throws(KacheError) {
+    package func syncEverything() throws(StorageError) {
         let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .fileOperation("Opening the cache directory", path: root, errno: errno) }
         defer { Glibc.close(fd) }
@@ -225,7 +225,7 @@ final class DiskStore: Sendable {
     // MARK: - Reading
 
     /// The result of reading one entry file.
-    enum ReadResult {
+    package enum ReadResult {
         case entry(EntryFile.Header, payload: Data)
         case missing
         /// The file is not a valid entry for `name`; `inode` identifies the file read.
@@ -236,7 +236,7 @@ final class DiskStore: Sendable {
     }
 
     /// What reading a whole file found, before its bytes are decoded.
-    enum WholeFile {
+    package enum WholeFile {
         case bytes(Data, inode: UInt64)
         case missing
         /// A symbolic link, or not a regular file: never followed, never an entry.
@@ -250,7 +250,7 @@ final class DiskStore: Sendable {
     /// (`O_NOFOLLOW`) and anything but a regular file (`O_NONBLOCK`, so a FIFO
     /// planted in its place can't block the open). The one whole-file read of
     /// the engine (entry files, the manifest) and of `CacheDirectory`.
-    static func readWholeFile(path: String, maximumLength: Int = .max) -> WholeFile {
+    package static func readWholeFile(path: String, maximumLength: Int = .max) -> WholeFile {
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             switch errno {
@@ -277,7 +277,7 @@ final class DiskStore: Sendable {
     /// Reads and verifies the file of `name` (checksum, format, that it holds
     /// this very key), and decompresses its payload. Never traps.
     /// - Parameter maximumLength: longer files are damaged without being read.
-    func read(_ name: EntryName, maximumLength: Int) -> ReadResult {
+    package func read(_ name: EntryName, maximumLength: Int) -> ReadResult {
         let bytes: Data
         let inode: UInt64
         switch DiskStore.readWholeFile(path: path(of: name), maximumLength: maximumLength) {
@@ -310,13 +310,13 @@ final class DiskStore: Sendable {
     /// - Returns: the bytes the moved file occupies (0 when it was deleted
     ///   instead), or nil when it moved nothing.
     @discardableResult
-    func quarantine(_ name: EntryName, inode: UInt64) -> Int? {
+    package func quarantine(_ name: EntryName, inode: UInt64) -> Int? {
         quarantine(path: path(of: name), inode: inode)
     }
 
     /// Moves the file at `path` into `quarantine/` under a unique name.
     @discardableResult
-    func quarantine(path source: String, inode: UInt64) -> Int? {
+    package func quarantine(path source: String, inode: UInt64) -> Int? {
         var info = stat()
         guard lstat(source, &info) == 0, inode == 0 || UInt64(info.st_ino) == inode else { return nil }
         let serial = tmpCounter.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -329,9 +329,9 @@ final class DiskStore: Sendable {
     // MARK: - Scanning
 
     /// An entry file found by `scanHeaders`.
-    struct ScannedFile: Sendable {
-        var header: EntryFile.Header
-        var fileLength: Int
+    package struct ScannedFile: Sendable {
+        package var header: EntryFile.Header
+        package var fileLength: Int
     }
 
     /// Reads the header of every file under `objects/` (never a payload), on
@@ -346,13 +346,13 @@ final class DiskStore: Sendable {
     ///   be rebuilt without it, and such a file is not damage, so nothing is
     ///   moved for it.
     /// - Complexity: O(files), one open and one small read each.
-    func scanHeaders(deletingTemporaryFiles: Bool) throws(KacheError) -> (files: [ScannedFile], quarantined: Int) {
-        let results = Locked<(files: [ScannedFile], quarantined: Int, failure: KacheError?)>(([], 0, nil))
+    package func scanHeaders(deletingTemporaryFiles: Bool) throws(StorageError) -> (files: [ScannedFile], quarantined: Int) {
+        let results = Locked<(files: [ScannedFile], quarantined: Int, failure: StorageError?)>(([], 0, nil))
         DispatchQueue.concurrentPerform(iterations: 256) { shard in
             let folder = "\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))"
             var files: [ScannedFile] = []
             var damaged = 0
-            do throws(KacheError) {
+            do throws(StorageError) {
                 for fileName in try DiskStore.listFolder(folder) {
                     let path = "\(folder)/\(fileName)"
                     if DiskStore.isTemporaryName(fileName) {
@@ -390,7 +390,7 @@ final class DiskStore: Sendable {
 
     /// Deletes the temporary files in the shard folders. Only for the lock
     /// holder while nothing writes: these are writes a crash interrupted.
-    func removeTemporaryFiles() {
+    package func removeTemporaryFiles() {
         for shard in 0 ..< 256 {
             let folder = "\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))"
             for fileName in (try? DiskStore.listFolder(folder)) ?? [] where DiskStore.isTemporaryName(fileName) {
@@ -401,7 +401,7 @@ final class DiskStore: Sendable {
 
     /// The names in a folder (without `.` and `..`); empty when it does not exist.
     /// - Throws: when it exists and can't be listed, with the reason.
-    static func listFolder(_ path: String) throws(KacheError) -> [String] {
+    package static func listFolder(_ path: String) throws(StorageError) -> [String] {
         if let code = DiskFaults.failure(.open, path: path + "/") {
             throw .fileOperation("Listing the folder", path: path, errno: code)
         }
@@ -424,7 +424,7 @@ final class DiskStore: Sendable {
         }
     }
 
-    enum HeaderReadFailure: Error {
+    package enum HeaderReadFailure: Error {
         case missing
         case damaged(EntryFile.Damage)
         /// Not damage: see `ReadResult.unreadable`.
@@ -437,7 +437,7 @@ final class DiskStore: Sendable {
     /// The rebuild after a crash verifies: a bit flipped in a header's expiry or
     /// kind still parses, and would otherwise be swept as expired or filed under
     /// the wrong key space instead of being quarantined.
-    static func readHeader(path: String, verifyingChecksum: Bool = true) -> Result<ScannedFile, HeaderReadFailure> {
+    package static func readHeader(path: String, verifyingChecksum: Bool = true) -> Result<ScannedFile, HeaderReadFailure> {
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else {
             switch errno {
@@ -476,7 +476,7 @@ final class DiskStore: Sendable {
 
     /// Reads from `offset` until `buffer` is full or the file ends; the bytes
     /// read, or -1 on an error.
-    static func readFully(_ fd: Int32, path: String, at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    package static func readFully(_ fd: Int32, path: String, at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
         if let code = DiskFaults.failure(.read, path: path) {
             errno = code
             return -1
@@ -498,12 +498,12 @@ final class DiskStore: Sendable {
     /// `du` counts them: every folder, the lock and the dirty marker, and
     /// everything in `tmp/` and `quarantine/`. Links are not followed.
     /// - Complexity: O(folders + files outside the shard folders).
-    func measureFootprint() -> Int {
+    package func measureFootprint() -> Int {
         DiskStore.footprint(of: root)
     }
 
     /// `measureFootprint()` of the directory at `root`; reads only metadata.
-    static func footprint(of root: String) -> Int {
+    package static func footprint(of root: String) -> Int {
         func allocated(_ path: String) -> (bytes: Int, isFolder: Bool) {
             var info = stat()
             guard lstat(path, &info) == 0 else { return (0, false) }
@@ -531,7 +531,7 @@ final class DiskStore: Sendable {
     // MARK: - Injected faults (tests only)
 
     /// `open(2)`, or the failure a test injected for `path` (`DiskFaults`).
-    static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+    package static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
         if let code = DiskFaults.failure(.open, path: path) {
             errno = code
             return -1
@@ -540,14 +540,14 @@ final class DiskStore: Sendable {
     }
 
     /// Throws the failure a test injected for `operation` on `path`, if any.
-    static func injectFault(_ operation: DiskFaults.Operation, _ path: String) throws(Errno) {
+    package static func injectFault(_ operation: DiskFaults.Operation, _ path: String) throws(Errno) {
         if let code = DiskFaults.failure(operation, path: path) { throw Errno(rawValue: code) }
     }
 
     // MARK: - Manifest
 
     /// Writes the manifest atomically and durably: temporary file, fsync, rename, fsync of the folder.
-    func writeManifest(_ bytes: [UInt8]) throws(KacheError) {
+    package func writeManifest(_ bytes: [UInt8]) throws(StorageError) {
         let final = "\(root)/\(Self.manifestFile)"
         let tmp = "\(root)/\(Self.tmpFolder)/manifest.\(getpid())"
         do {
@@ -566,20 +566,20 @@ final class DiskStore: Sendable {
             guard rename(tmp, final) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             unlink(tmp)
-            throw KacheError.fileOperation("Writing the manifest", path: final, errno: (error as? Errno)?.rawValue ?? EIO)
+            throw StorageError.fileOperation("Writing the manifest", path: final, errno: (error as? Errno)?.rawValue ?? EIO)
         }
         syncFolder(root)
     }
 
     /// Runs `body` (snapshot, write, clear the marker) while no other save does.
-    func withManifestWriter<R: Sendable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func withManifestWriter<R: Sendable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         try manifestWriter.withLock { (_: inout Void) throws(E) -> R in try body() }
     }
 
     /// The manifest's bytes, or nil when there is none. A manifest that is not
     /// a regular file (a symlink planted in its place) reads as no bytes, which
     /// fails to decode, so it is quarantined and never followed.
-    func readManifest() throws(KacheError) -> [UInt8]? {
+    package func readManifest() throws(StorageError) -> [UInt8]? {
         let path = "\(root)/\(Self.manifestFile)"
         switch DiskStore.readWholeFile(path: path) {
         case .missing: return nil
@@ -591,17 +591,17 @@ final class DiskStore: Sendable {
 
 
     /// Moves a manifest that does not decode into quarantine.
-    func quarantineManifest() {
+    package func quarantineManifest() {
         quarantine(path: "\(root)/\(Self.manifestFile)", inode: 0)
     }
 
     // MARK: - The dirty marker
 
     /// Whether the `dirty` marker is present: files changed since the manifest was written.
-    var isManifestStale: Bool { markerPresent.withLock { $0 } }
+    package var isManifestStale: Bool { markerPresent.withLock { $0 } }
 
     /// Whether `withChangesPaused` holds changes back now (`beginChange` waits).
-    var changesArePaused: Bool { isPaused.load(ordering: .sequentiallyConsistent) }
+    package var changesArePaused: Bool { isPaused.load(ordering: .sequentiallyConsistent) }
 
     /// Called before an index change and the file work it implies: counts the
     /// change as under way and marks the manifest as stale. Pair with `endChange()`
@@ -614,7 +614,7 @@ final class DiskStore: Sendable {
     /// While `withChangesPaused` runs, it waits. A change must not begin
     /// another inside it (the inner one would wait for a pause that waits for
     /// the outer one): nested work says so and skips this.
-    func beginChange() -> Bool {
+    package func beginChange() -> Bool {
         while true {
             changesUnderWay.wrappingAdd(1, ordering: .sequentiallyConsistent)
             if isClosing.load(ordering: .sequentiallyConsistent) {
@@ -634,7 +634,7 @@ final class DiskStore: Sendable {
     /// Runs `body` while no change is under way: those under way finish first,
     /// and those that begin meanwhile wait until it returns. For rebuilding the
     /// index (`load()`), which must not reset it under a write in flight.
-    func withChangesPaused<R: Sendable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func withChangesPaused<R: Sendable, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         try pauser.withLock { (_: inout Void) throws(E) -> R in
             isPaused.store(true, ordering: .sequentiallyConsistent)
             defer { isPaused.store(false, ordering: .sequentiallyConsistent) }
@@ -644,12 +644,12 @@ final class DiskStore: Sendable {
     }
 
     /// Ends a change begun with `beginChange()`.
-    func endChange() {
+    package func endChange() {
         changesUnderWay.wrappingSubtract(1, ordering: .sequentiallyConsistent)
     }
 
     /// Marks the manifest as stale, once.
-    func noteChange() {
+    package func noteChange() {
         markerPresent.withLock { present in
             guard !present else { return }
             let fd = open("\(root)/\(Self.dirtyFile)", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -667,7 +667,7 @@ final class DiskStore: Sendable {
     /// done, so a snapshot that saw an index change whose file is not written
     /// (or deleted) yet never clears the marker: the next open then rebuilds
     /// from the files instead of trusting a manifest the files don't match.
-    func clearStaleMarker(if isStillComplete: () -> Bool) {
+    package func clearStaleMarker(if isStillComplete: () -> Bool) {
         markerPresent.withLock { present in
             guard present, changesUnderWay.load(ordering: .sequentiallyConsistent) == 0, isStillComplete() else { return }
             unlink("\(root)/\(Self.dirtyFile)")
