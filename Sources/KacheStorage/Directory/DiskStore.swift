@@ -1,6 +1,5 @@
 import CKacheSystem
 import Foundation
-import KacheStorage
 import Synchronization
 import SystemPackage
 #if canImport(Glibc)

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import KacheStorage
 import Synchronization
 
 /// The segment files under `segments/`: small entries' records, appended
