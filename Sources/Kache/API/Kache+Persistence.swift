@@ -128,13 +128,10 @@ extension Kache {
             }
         }
         let now = clock.nanosecondsSince1970()
-        let segmentLengths = disk.segments.lengths()
         let (removals, deadFiles) = store.withLock { state -> ([Removal], [StoreState.FoundRecord]) in
             state.resetIndex()
             state.budget.footprint = footprint
-            for (id, length) in segmentLengths {
-                state.segments.noteExisting(id, length: length, latestSequence: found?.latestSequences[id] ?? 0)
-            }
+            disk.segments.restartAccounting(latestSequences: found?.latestSequences ?? [:])
             if damagedManifest { state.counters.quarantined += 1 }
             var deadFiles: [StoreState.FoundRecord] = []
             if let manifest { state.restoreKeySpaces(from: manifest, withEntries: found == nil) }
@@ -142,7 +139,7 @@ extension Kache {
                 state.counters.quarantined += UInt64(found.damaged)
                 deadFiles = state.restore(found: found.records, checkpoint: manifest)
             }
-            state.segments.noteCheckpoint(stale ? (manifest?.nextSequence ?? 0) : state.nextSequence)
+            disk.segments.noteCheckpoint(stale ? (manifest?.nextSequence ?? 0) : state.nextSequence)
             var removals = state.sweep(now: now)
             for space in state.spaces.indices { removals += state.trimToCapacity(space: space) }
             removals += state.makeRoom(forBytes: 0)

@@ -67,7 +67,7 @@ public final class Kache: Sendable {
         let store = Store(StoreState(
             memoryLimit: configuration.memoryBudget, keepsFiles: keepsFiles,
             diskBudget: configuration.diskBudget, allocationUnit: disk?.allocationUnit ?? 4096,
-            segmentThreshold: configuration.segmentThreshold, writeBehindBytes: queuedBytes
+            segmentThreshold: configuration.segmentThreshold, writeBehindBytes: queuedBytes, segments: disk?.segments
         ))
         do {
             (defaultPoolIndex, defaultQueueIndex) = try store.withLock { state throws(KacheError) in
@@ -212,7 +212,8 @@ public final class Kache: Sendable {
         let written = disk?.bytesWritten ?? 0
         let reads = index.readCounts
         return store.withLock { state in
-            Statistics(
+            let segments = state.segments?.withLedger { $0 } ?? SegmentLedger()
+            return Statistics(
                 memoryHits: reads.memoryHits,
                 diskHits: state.counters.diskHits,
                 misses: reads.misses + state.counters.misses,
@@ -229,14 +230,14 @@ public final class Kache: Sendable {
                 memoryBudget: state.memory.limit,
                 filesOnDisk: state.filesOnDisk,
                 bytesOnDisk: state.bytesOnDisk,
-                allocatedBytes: state.budget.charged - state.segments.liveBytes + state.segments.allocatedBytes(unit: state.budget.unit),
+                allocatedBytes: state.budget.charged - segments.liveBytes + segments.allocatedBytes(unit: state.budget.unit),
                 reservedBytes: state.keepsFiles ? state.diskUse() - state.budget.charged : 0,
                 diskBudget: state.budget.limit,
                 budgetEvictions: state.budget.evictions,
                 budgetEvictedBytes: state.budget.evictedBytes,
-                segmentFiles: state.segments.fileCount,
-                segmentBytes: state.segments.totalBytes,
-                deadBytes: state.segments.deadBytes,
+                segmentFiles: segments.fileCount,
+                segmentBytes: segments.totalBytes,
+                deadBytes: segments.deadBytes,
                 compactions: state.counters.compactions,
                 bytesWritten: written,
                 rawBytes: state.rawBytes,

@@ -61,7 +61,8 @@ extension StoreState {
     /// Whether the directory, dead segment bytes included, is over the limit.
     var isOverDiskBudgetWithDeadBytes: Bool {
         guard let limit = budget.limit else { return false }
-        return diskUse() + segments.deadBytes + segments.fileCount * budget.unit > limit
+        let deadAndBlocks = segments?.withLedger { $0.deadBytes + $0.fileCount * budget.unit } ?? 0
+        return diskUse() + deadAndBlocks > limit
     }
 
     /// Whether `bytes` more of entry files (and one more entry of `newKeyBytes`) would go over the limit.

@@ -10,6 +10,7 @@ extension StoreState {
         var charged = 0
         var keyBytes = 0
         var pinned = false
+        var inSegments: [UInt32: (bytes: Int, count: Int)] = [:]
         var counts = [Int](repeating: 0, count: spaces.count)
         var entries: [(space: Int, key: String, record: EntryRecord, ref: EntryRef)] = []
         index.forEach { entries.append(($0, $1, $2, $3)) }
@@ -31,6 +32,19 @@ extension StoreState {
             if record.fileSize > 0 {
                 files += 1
                 fileBytes += record.fileSize
+                if record.segment != 0 { inSegments[record.segment, default: (0, 0)].bytes += record.fileSize; inSegments[record.segment]!.count += 1 }
+            }
+        }
+        // The segments' accounting counts as live exactly the records the index points at.
+        segments?.withLedger { ledger in
+            for (id, live) in inSegments {
+                let counted = ledger.segments[id]
+                precondition(counted != nil, "entries point into segment \(id), which the ledger does not know")
+                precondition(counted!.liveBytes == live.bytes && counted!.liveCount == live.count,
+                             "segment \(id): ledger counts \(counted!.liveCount) live records of \(counted!.liveBytes) bytes, the index \(live.count) of \(live.bytes)")
+            }
+            for (id, counted) in ledger.segments where inSegments[id] == nil {
+                precondition(counted.liveCount == 0 && counted.liveBytes == 0, "segment \(id): ledger counts \(counted.liveCount) live records the index does not hold")
             }
         }
         for (number, space) in spaces.enumerated() {

@@ -57,7 +57,6 @@ extension StoreState {
         rawBytes = 0
         budget.charged = 0
         budget.keyBytes = 0
-        segments.removeAll()
     }
 
     /// Drops every value from memory (their files stay).

@@ -22,8 +22,9 @@ struct StoreState: Sendable {
     var rawBytes = 0
     /// The disk budget and what is charged to it.
     var budget: DiskBudget
-    /// The segment files: their lengths and live bytes.
-    var segments = SegmentLedger()
+    /// The segment files, told which of their records hold live entries; nil
+    /// in `memory` durability.
+    let segments: SegmentStore?
     /// Bumped by every change to the index; `save()` compares it to know whether
     /// the manifest it wrote is still complete.
     var mutations: UInt64 = 0
@@ -63,8 +64,9 @@ struct StoreState: Sendable {
 
     init(
         memoryLimit: Int, keepsFiles: Bool, diskBudget: Int? = nil, allocationUnit: Int = 4096, segmentThreshold: Int = 0,
-        writeBehindBytes: QueuedBytes? = nil
+        writeBehindBytes: QueuedBytes? = nil, segments: SegmentStore? = nil
     ) {
+        self.segments = segments
         budget = DiskBudget(limit: keepsFiles ? diskBudget : nil, unit: max(allocationUnit, 1))
         self.segmentThreshold = segmentThreshold
         index = EntryIndex(keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
@@ -253,7 +255,7 @@ struct StoreState: Sendable {
         if record.fileSize > 0 {
             filesOnDisk -= 1
             bytesOnDisk -= record.fileSize
-            if record.segment != 0 { segments.noteDead(record.segment, bytes: record.fileSize) }
+            if record.segment != 0 { segments?.noteDead(record.segment, bytes: record.fileSize) }
         }
         var kept = record
         kept.value = nil
@@ -332,7 +334,7 @@ struct StoreState: Sendable {
         budget.keyBytes += removal.key.utf8.count
         filesOnDisk += 1
         bytesOnDisk += record.fileSize
-        if record.segment != 0 { segments.noteLive(record.segment, bytes: record.fileSize) }
+        if record.segment != 0 { segments?.noteLive(record.segment, bytes: record.fileSize) }
         mutations += 1
         return true
     }
@@ -359,16 +361,16 @@ struct StoreState: Sendable {
             return (old, record)
         } ?? nil
         guard let (old, new) = written else {
-            if !location.isOwnFile { segments.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: false) }
+            if !location.isOwnFile { segments?.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: false) }
             return false
         }
         // The entry's location changed: a manifest snapshot taken before no longer describes it.
         mutations += 1
         if old.fileSize == 0 { filesOnDisk += 1 }
-        if old.fileSize > 0, old.segment != 0 { segments.noteDead(old.segment, bytes: old.fileSize) }
+        if old.fileSize > 0, old.segment != 0 { segments?.noteDead(old.segment, bytes: old.fileSize) }
         bytesOnDisk += location.length - old.fileSize
         budget.charged += charge(of: new) - charge(of: old)
-        if !location.isOwnFile { segments.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: true) }
+        if !location.isOwnFile { segments?.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: true) }
         if memory.isOver { enforceMemoryBudget() }
         return old.fileSize > 0 && old.segment == 0 && !location.isOwnFile
     }
@@ -383,11 +385,11 @@ struct StoreState: Sendable {
             return true
         } ?? false
         guard moved else {
-            segments.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: false)
+            segments?.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: false)
             return false
         }
-        segments.noteDead(from.segment, bytes: from.length)
-        segments.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: true)
+        segments?.noteDead(from.segment, bytes: from.length)
+        segments?.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: true)
         mutations += 1
         return true
     }
@@ -422,9 +424,9 @@ struct StoreState: Sendable {
             rawBytes -= previous.rawSize
             filesOnDisk -= 1
             bytesOnDisk -= previous.fileSize
-            if previous.segment != 0 { segments.noteDead(previous.segment, bytes: previous.fileSize) }
+            if previous.segment != 0 { segments?.noteDead(previous.segment, bytes: previous.fileSize) }
         }
-        if !location.isOwnFile { segments.noteLive(location.segment, bytes: location.length) }
+        if !location.isOwnFile { segments?.noteLive(location.segment, bytes: location.length) }
         rawBytes += rawSize
         filesOnDisk += 1
         bytesOnDisk += location.length

@@ -86,7 +86,6 @@ struct Persister: Sendable {
         for write in current { bytes.append(write.file) }
         let placement = try storage { () throws(StorageError) in try segments.append(bytes, bucket: bucket) }
         let ownFiles = store.withLock { state -> [Write] in
-            state.segments.seal(placement.sealed)
             var offset = placement.offset
             var replaced: [Write] = []
             for write in current {
@@ -120,7 +119,7 @@ struct Persister: Sendable {
     /// that recovery replays newer records from. Call inside `disk.withManifestWriter`.
     func writeManifest(_ snapshot: ManifestSnapshot) throws(KacheError) {
         try storage { () throws(StorageError) in try disk.writeManifest(snapshot.bytes) }
-        store.withLock { $0.segments.noteCheckpoint(snapshot.nextSequence) }
+        segments.noteCheckpoint(snapshot.nextSequence)
     }
 
     // MARK: - Removing
@@ -142,10 +141,7 @@ struct Persister: Sendable {
             if !bytes.isEmpty {
                 do throws(StorageError) {
                     let placement = try segments.append(bytes, bucket: .tombstones)
-                    store.withLock { state in
-                        state.segments.seal(placement.sealed)
-                        state.segments.noteAppended(placement.segment, bytes: bytes.count, sequence: sequences.max() ?? 0, live: false)
-                    }
+                    segments.noteAppended(placement.segment, bytes: bytes.count, sequence: sequences.max() ?? 0, live: false)
                 } catch {
                     // The removal stands in memory; after a crash before the next
                     // checkpoint the key may come back, as in `async` durability.

@@ -51,12 +51,12 @@ final class Reclaimer: Sendable {
         // Over the budget, reclaim sooner, but not on every set: a checkpoint
         // can only free what was appended since the last one.
         let soon = segments.maximumLength / 4
-        let due = store.withLock { state in
-            state.segments.deadBytes > 0
-                && (state.segments.appendedSinceCheckpoint >= max(Reclaimer.checkpointInterval, state.segments.liveBytes)
-                    || state.segments.appendedSinceCheckpoint >= soon && state.isOverDiskBudgetWithDeadBytes)
+        let (hasDeadBytes, dueByAppends, dueIfOverBudget) = segments.withLedger { ledger in
+            (ledger.deadBytes > 0,
+             ledger.appendedSinceCheckpoint >= max(Reclaimer.checkpointInterval, ledger.liveBytes),
+             ledger.appendedSinceCheckpoint >= soon)
         }
-        guard due else { return }
+        guard hasDeadBytes, dueByAppends || dueIfOverBudget && store.withLock({ $0.isOverDiskBudgetWithDeadBytes }) else { return }
         reclaim(checkpointing: true)
     }
 
@@ -82,15 +82,7 @@ final class Reclaimer: Sendable {
     /// Seals the open files that hold nothing live or whose dead bytes pass
     /// the threshold: from now on they only lose bytes, and can go.
     private func sealFilesWorthReclaiming() {
-        let open = segments.openIDs
-        let worthSealing = store.withLock { state in
-            open.filter { id in
-                guard let segment = state.segments.segments[id], segment.length > 0 else { return false }
-                return segment.liveCount == 0 || Double(segment.deadBytes) >= self.compactionThreshold * Double(segment.length)
-            }
-        }
-        let sealed = segments.seal(Array(worthSealing))
-        store.withLock { $0.segments.seal(sealed) }
+        segments.sealFilesWorthReclaiming(threshold: compactionThreshold)
     }
 
     /// Writes the manifest as it is now; the dirty marker stays (only `save()` clears it).
@@ -101,25 +93,20 @@ final class Reclaimer: Sendable {
         }
     }
 
-    /// Deletes the sealed, covered files that hold nothing live.
+    /// Deletes the sealed, covered files that hold nothing live
+    /// (`SegmentStore.retireEmptyFiles`).
     ///
-    /// Decided under the store's lock, where the files are also retired: one
-    /// whose length shows an append not yet counted (a writer took it just
-    /// before it was sealed) is left for the next round, and a retired file
-    /// takes no more appends. Readers took their file under the same lock, so
-    /// one that looked up a record before stills reads it after the unlink.
+    /// Retired under the store's lock: readers take a record's location and
+    /// its file under it, so one that looked up a record before still reads
+    /// it after the unlink, and none finds a location in a retired file after.
     func deleteEmptyFiles() {
-        let retired = store.withLock { state in
-            let ids = segments.retire(state.segments.emptyFiles()) { state.segments.length(of: $0) }
-            for id in ids { state.segments.remove(id) }
-            return ids
-        }
+        let retired = store.withLock { _ in segments.retireEmptyFiles() }
         segments.unlinkRetired(retired)
     }
 
     /// Copies the live records of the files most worth compacting forward.
     private func compact() {
-        let candidates = store.withLock { $0.segments.compactionCandidates(threshold: compactionThreshold) }
+        let candidates = segments.withLedger { $0.compactionCandidates(threshold: compactionThreshold) }
         var copied = 0
         for id in candidates where copied < Reclaimer.compactionBytesPerRound {
             guard disk.beginChange() else { return }
@@ -148,7 +135,6 @@ final class Reclaimer: Sendable {
                 else { return }
                 copied += out.count
                 store.withLock { state in
-                    state.segments.seal(placement.sealed)
                     var offset = placement.offset
                     for record in records {
                         let from = RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)

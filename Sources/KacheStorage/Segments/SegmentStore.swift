@@ -15,6 +15,10 @@ import Synchronization
 /// Appends to one file are serialized, so a file is always a run of complete
 /// records followed by at most one torn record: a crash can cut the tail,
 /// never leave a hole before an acknowledged record.
+///
+/// It also owns the files' accounting (`SegmentLedger`), under the same lock
+/// as the table of files: the engine reports which records hold live entries
+/// (`noteAppended`, `noteLive`, `noteDead`), and decides nothing about files.
 package final class SegmentStore: Sendable {
     /// Where the files are.
     package let folder: String
@@ -30,9 +34,10 @@ package final class SegmentStore: Sendable {
     package static let maximumOpenFiles = 64
 
     private struct Table: Sendable {
-        package var files: [UInt32: SegmentFile] = [:]
-        package var openByBucket: [Bucket: UInt32] = [:]
-        package var nextID: UInt32 = 1
+        var files: [UInt32: SegmentFile] = [:]
+        var openByBucket: [Bucket: UInt32] = [:]
+        var nextID: UInt32 = 1
+        var ledger = SegmentLedger()
     }
 
     /// The group a record is appended with: records whose expiry falls in the
@@ -172,8 +177,6 @@ package final class SegmentStore: Sendable {
         package var segment: UInt32
         /// The offset of the first record; the others follow back to back.
         package var offset: Int
-        /// Files sealed to make room, whose lengths are now final.
-        package var sealed: [UInt32]
     }
 
     /// Appends `bytes` (whole records) to the open file of `bucket`, with one
@@ -200,8 +203,9 @@ package final class SegmentStore: Sendable {
                 continue
             }
             writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
+            if !sealed.isEmpty { table.withLock { $0.ledger.seal(sealed) } }
             if syncsEveryWrite { try flush(file, upTo: offset + bytes.count) }
-            return Placement(segment: file.id, offset: offset, sealed: sealed)
+            return Placement(segment: file.id, offset: offset)
         }
     }
 
@@ -294,6 +298,7 @@ package final class SegmentStore: Sendable {
         return table.withLock { table in
             let sealed = table.openByBucket.filter { wanted.contains($0.value) }
             for bucket in sealed.keys { table.openByBucket[bucket] = nil }
+            table.ledger.seal(Array(sealed.values))
             return Array(sealed.values)
         }
     }
@@ -309,6 +314,7 @@ package final class SegmentStore: Sendable {
     package func sealAll() -> [UInt32] {
         table.withLock { table in
             defer { table.openByBucket.removeAll() }
+            table.ledger.seal(Array(table.openByBucket.values))
             return Array(table.openByBucket.values)
         }
     }
@@ -318,27 +324,82 @@ package final class SegmentStore: Sendable {
 
     // MARK: - Deleting
 
-    /// Takes out of use those of `ids` whose length is `expectedLength(id)`
-    /// (every byte appended to them is accounted for): no append reaches them
-    /// afterwards, and `file(_:)` no longer finds them. Readers that hold one
-    /// still read it. Call under the store's lock, with the ledger's lengths.
-    /// - Returns: the files retired, to `unlink` next.
-    package func retire(_ ids: [UInt32], expectedLength: (UInt32) -> Int) -> [UInt32] {
+    /// Takes out of use the sealed files that hold nothing live and that the
+    /// last checkpoint covers, if every byte appended to them is accounted
+    /// for (a writer that took one just before it was sealed may still have
+    /// to report its append): no append reaches them afterwards, and
+    /// `file(_:)` no longer finds them. Readers that hold one still read it.
+    /// - Returns: the files retired, to `unlinkRetired` next.
+    package func retireEmptyFiles() -> [UInt32] {
         table.withLock { table in
             var retired: [UInt32] = []
-            for id in ids {
+            for id in table.ledger.emptyFiles() {
                 guard let file = table.files[id] else { continue }
+                let expected = table.ledger.length(of: id)
                 let idle = file.appendState.withLock { state in
-                    guard state.length == expectedLength(id) else { return false }
+                    guard state.length == expected else { return false }
                     state.isRetired = true
                     return true
                 }
                 guard idle else { continue }
                 table.files[id] = nil
                 for (bucket, open) in table.openByBucket where open == id { table.openByBucket[bucket] = nil }
+                table.ledger.remove(id)
                 retired.append(id)
             }
             return retired
+        }
+    }
+
+    /// Seals the open files that hold nothing live or whose dead bytes reach
+    /// `threshold` of their length: from now on they only lose bytes, and can go.
+    package func sealFilesWorthReclaiming(threshold: Double) {
+        table.withLock { table in
+            let worthSealing = table.openByBucket.filter { _, id in
+                guard let segment = table.ledger.segments[id], segment.length > 0 else { return false }
+                return segment.liveCount == 0 || Double(segment.deadBytes) >= threshold * Double(segment.length)
+            }
+            for bucket in worthSealing.keys { table.openByBucket[bucket] = nil }
+            table.ledger.seal(Array(worthSealing.values))
+        }
+    }
+
+    // MARK: - Accounting
+
+    /// Runs `body` with the accounting, under the lock: keep it short.
+    package func withLedger<R: Sendable>(_ body: (SegmentLedger) -> R) -> R {
+        table.withLock { body($0.ledger) }
+    }
+
+    /// Counts `bytes` appended to `id` by a record of `sequence`; `live` when it holds an entry.
+    package func noteAppended(_ id: UInt32, bytes: Int, sequence: UInt64, live: Bool) {
+        table.withLock { $0.ledger.noteAppended(id, bytes: bytes, sequence: sequence, live: live) }
+    }
+
+    /// Counts a record of `bytes` in `id` as holding an entry (a restore, a reinstated entry).
+    package func noteLive(_ id: UInt32, bytes: Int) {
+        table.withLock { $0.ledger.noteLive(id, bytes: bytes) }
+    }
+
+    /// A record of `bytes` in `id` no longer holds an entry.
+    package func noteDead(_ id: UInt32, bytes: Int) {
+        table.withLock { $0.ledger.noteDead(id, bytes: bytes) }
+    }
+
+    /// A manifest covering every record below `sequence` was written.
+    package func noteCheckpoint(_ sequence: UInt64) {
+        table.withLock { $0.ledger.noteCheckpoint(sequence) }
+    }
+
+    /// Starts the accounting over from the files as they are (before a
+    /// rebuild): each sealed, all of its bytes dead until the entries in it
+    /// are noted live. `latestSequences`: the newest record found in each.
+    package func restartAccounting(latestSequences: [UInt32: UInt64]) {
+        table.withLock { table in
+            table.ledger = SegmentLedger()
+            for (id, file) in table.files {
+                table.ledger.noteExisting(id, length: file.length, latestSequence: latestSequences[id] ?? 0)
+            }
         }
     }
 

@@ -1,6 +1,7 @@
-/// What the index knows of the segment files, by number: their lengths, how
-/// many of their bytes still hold live entries, and whether the last
-/// checkpoint covers them. No paths, no I/O; changed under the store's lock.
+/// The accounting of the segment files, by number: their lengths, how many
+/// of their bytes still hold live entries, and whether the last checkpoint
+/// covers them. No paths, no I/O: `SegmentStore` keeps it beside its files,
+/// under the same lock, and is its only owner.
 ///
 /// A record that stops holding a live entry (replaced, removed, expired,
 /// evicted) turns its bytes dead. A file's bytes come back when it goes
@@ -8,35 +9,37 @@
 /// Either is allowed only once the manifest's checkpoint covers every record
 /// in it: recovery after a crash replays the records written after the
 /// checkpoint, tombstones included, and must find them all.
-struct SegmentLedger: Sendable {
-    struct Segment: Sendable {
+package struct SegmentLedger: Sendable {
+    package struct Segment: Sendable {
         /// Bytes appended so far (live, dead and tombstones).
-        var length = 0
+        package var length = 0
         /// Bytes of records that hold a live entry.
-        var liveBytes = 0
-        var liveCount = 0
+        package var liveBytes = 0
+        package var liveCount = 0
         /// The newest record in it.
-        var latestSequence: UInt64 = 0
+        package var latestSequence: UInt64 = 0
         /// Appends have moved on to another file: it only shrinks from now on.
-        var isSealed = false
+        package var isSealed = false
 
-        var deadBytes: Int { length - liveBytes }
+        package var deadBytes: Int { length - liveBytes }
     }
 
-    private(set) var segments: [UInt32: Segment] = [:]
-    private(set) var totalBytes = 0
-    private(set) var liveBytes = 0
+    package private(set) var segments: [UInt32: Segment] = [:]
+    package private(set) var totalBytes = 0
+    package private(set) var liveBytes = 0
     /// Records with a lower sequence are covered by the manifest last written.
-    private(set) var checkpoint: UInt64 = 0
+    package private(set) var checkpoint: UInt64 = 0
     /// Bytes appended since that manifest was written.
-    private(set) var appendedSinceCheckpoint = 0
+    package private(set) var appendedSinceCheckpoint = 0
 
-    var fileCount: Int { segments.count }
-    var deadBytes: Int { totalBytes - liveBytes }
+    package init() {}
+
+    package var fileCount: Int { segments.count }
+    package var deadBytes: Int { totalBytes - liveBytes }
 
     /// Counts `bytes` appended to `segment` by a record of `sequence`; `live`
     /// when it holds an entry of the index.
-    mutating func noteAppended(_ segment: UInt32, bytes: Int, sequence: UInt64, live: Bool) {
+    package mutating func noteAppended(_ segment: UInt32, bytes: Int, sequence: UInt64, live: Bool) {
         segments[segment, default: Segment()].length += bytes
         segments[segment]!.latestSequence = max(segments[segment]!.latestSequence, sequence)
         totalBytes += bytes
@@ -45,13 +48,13 @@ struct SegmentLedger: Sendable {
     }
 
     /// A manifest covering every record below `sequence` was written.
-    mutating func noteCheckpoint(_ sequence: UInt64) {
+    package mutating func noteCheckpoint(_ sequence: UInt64) {
         checkpoint = max(checkpoint, sequence)
         appendedSinceCheckpoint = 0
     }
 
     /// Counts a record already in `segment` as holding an entry again (a restore).
-    mutating func noteLive(_ segment: UInt32, bytes: Int) {
+    package mutating func noteLive(_ segment: UInt32, bytes: Int) {
         guard segments[segment] != nil else { return }
         segments[segment]!.liveBytes += bytes
         segments[segment]!.liveCount += 1
@@ -59,7 +62,7 @@ struct SegmentLedger: Sendable {
     }
 
     /// A record in `segment` of `bytes` no longer holds a live entry.
-    mutating func noteDead(_ segment: UInt32, bytes: Int) {
+    package mutating func noteDead(_ segment: UInt32, bytes: Int) {
         guard segments[segment] != nil else { return }
         segments[segment]!.liveBytes -= bytes
         segments[segment]!.liveCount -= 1
@@ -67,51 +70,51 @@ struct SegmentLedger: Sendable {
     }
 
     /// Registers a file found at open with its length, sealed, all of it dead until restored.
-    mutating func noteExisting(_ segment: UInt32, length: Int, latestSequence: UInt64) {
+    package mutating func noteExisting(_ segment: UInt32, length: Int, latestSequence: UInt64) {
         segments[segment] = Segment(length: length, liveBytes: 0, liveCount: 0, latestSequence: latestSequence, isSealed: true)
         totalBytes += length
     }
 
-    mutating func seal(_ ids: [UInt32]) {
+    package mutating func seal(_ ids: [UInt32]) {
         for id in ids where segments[id] != nil { segments[id]!.isSealed = true }
     }
 
     /// What the files occupy on the file system, in whole units of `unit` bytes.
     /// - Complexity: O(files)
-    func allocatedBytes(unit: Int) -> Int {
+    package func allocatedBytes(unit: Int) -> Int {
         segments.values.reduce(0) { $0 + ($1.length + unit - 1) / unit * unit }
     }
 
     /// The bytes counted in `id` so far.
-    func length(of id: UInt32) -> Int { segments[id]?.length ?? -1 }
+    package func length(of id: UInt32) -> Int { segments[id]?.length ?? -1 }
 
     /// Forgets a deleted file.
-    mutating func remove(_ id: UInt32) {
+    package mutating func remove(_ id: UInt32) {
         guard let segment = segments.removeValue(forKey: id) else { return }
         totalBytes -= segment.length
         liveBytes -= segment.liveBytes
     }
 
     /// Forgets every file (before a rebuild).
-    mutating func removeAll() {
+    package mutating func removeAll() {
         segments.removeAll()
         totalBytes = 0
         liveBytes = 0
     }
 
     /// Whether the checkpoint covers every record of the file.
-    func isCovered(_ segment: Segment) -> Bool {
+    package func isCovered(_ segment: Segment) -> Bool {
         segment.latestSequence < checkpoint
     }
 
     /// Sealed files the checkpoint covers that hold nothing live: they go whole.
-    func emptyFiles() -> [UInt32] {
+    package func emptyFiles() -> [UInt32] {
         segments.filter { $0.value.isSealed && $0.value.liveCount == 0 && isCovered($0.value) }.map(\.key)
     }
 
     /// Sealed files the checkpoint covers whose dead bytes reach `threshold` of
     /// their length, most dead first: compacting them copies their live records forward.
-    func compactionCandidates(threshold: Double) -> [UInt32] {
+    package func compactionCandidates(threshold: Double) -> [UInt32] {
         segments.filter { id, segment in
             segment.isSealed && segment.liveCount > 0 && isCovered(segment)
                 && Double(segment.deadBytes) >= threshold * Double(segment.length)
