@@ -38,7 +38,13 @@ import Testing
                 try cache.set(Data("after".utf8), forKey: "small7", ttl: .seconds(3600))
                 cache.abandonForTesting()
                 let reopened = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock))
-                #expect(reopened.data(forKey: "small7") == Data("after".utf8))
+                // A kill loses what `async` still had queued: the saved value is what it promises.
+                let small7 = reopened.data(forKey: "small7")
+                if durability == .async {
+                    #expect(small7 == Data("after".utf8) || small7 == compressible(1024, seed: 7))
+                } else {
+                    #expect(small7 == Data("after".utf8))
+                }
                 #expect(reopened.data(forKey: "small8") == compressible(1024, seed: 8))
                 #expect(reopened.statistics.entries == 302)
             } else {

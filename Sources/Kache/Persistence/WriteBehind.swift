@@ -24,6 +24,8 @@ final class WriteBehind: Sendable {
         /// Jobs taken by a thread and not finished yet.
         var inFlight = 0
         var stopping = false
+        /// Set by `abandon()`: jobs are dropped, never queued or run again.
+        private(set) var isAbandoned = false
         /// The writer found nothing to do and waits on `wakeup`: only then does
         /// an enqueue signal it (a signal per job cost a futex call per set).
         var writerAsleep = false
@@ -34,6 +36,7 @@ final class WriteBehind: Sendable {
         static let jobsKept = 4_096
 
         mutating func append(_ job: Persister.Job) {
+            guard !isAbandoned else { return }
             jobs.append(job)
             bytes += job.byteCount
             held.add(QueuedBytes.held(by: job))
@@ -54,6 +57,17 @@ final class WriteBehind: Sendable {
                 highWater = 0
             }
             return batch
+        }
+
+        /// Drops every queued job unrun and every job queued later, as a
+        /// killed process loses them; what they held leaves the memory count.
+        /// Batches taken already are not touched: they finish and release their own.
+        mutating func abandon() {
+            isAbandoned = true
+            held.add(-jobs.reduce(0) { $0 + QueuedBytes.held(by: $1) })
+            jobs = Deque()
+            bytes = 0
+            highWater = 0
         }
     }
 
@@ -106,6 +120,24 @@ final class WriteBehind: Sendable {
             defer { queue.stopping = true }
             return !queue.stopping
         }
+        guard wasRunning else { return }
+        wakeup.signal()
+        finished.wait()
+    }
+
+    /// Stops the way a killed process (SIGKILL) does, for tests that simulate
+    /// one: the queued jobs are dropped without running, so their writes never
+    /// reach a file and their removals never happen, and so is every job
+    /// enqueued from now on. A batch a thread has taken already runs to its
+    /// end (a kill would leave it half-written at worst, which recovery
+    /// handles); then the thread stops. Unlike `stop()`, nothing is drained.
+    func abandon() {
+        let wasRunning = queue.withLock { queue in
+            queue.abandon()
+            defer { queue.stopping = true }
+            return !queue.stopping
+        }
+        while queue.withLock({ $0.inFlight > 0 }) { usleep(100) }
         guard wasRunning else { return }
         wakeup.signal()
         finished.wait()
