@@ -164,6 +164,39 @@ import Testing
         cache.checkInvariants()
     }
 
+    /// DESIGN contract 5: a memory miss reads the record, verifies it and
+    /// promotes the entry. After a reopen no value is in memory: the first read
+    /// comes from disk and brings the value in, the second from memory. For a
+    /// small value (a record in a segment file) and a large one (a file of its own).
+    @Test(arguments: [false, true])
+    func aReadFromDiskBringsTheValueIntoMemory(large: Bool) throws {
+        let dir = TemporaryDirectory()
+        let value = large ? incompressible(40_000) : compressible(1000)
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+            try cache.set(value, forKey: "k", ttl: .seconds(60))
+            try cache.set(Data("other".utf8), forKey: "other", ttl: .seconds(60))
+            try cache.close()
+        }
+        #expect(FileManager.default.fileExists(atPath: dir.entryPath(key: "k")) == large, "a large value has a file of its own, a small one a segment record")
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let before = cache.statistics
+        #expect(before.entriesInMemory == 0)
+
+        #expect(cache.data(forKey: "k") == value)
+        let afterDisk = cache.statistics
+        #expect(afterDisk.diskHits == before.diskHits + 1)
+        #expect(afterDisk.memoryHits == before.memoryHits)
+        #expect(afterDisk.entriesInMemory == 1)
+        #expect(afterDisk.bytesInMemory == MemoryBudget.charge(forValueOf: value.count))
+
+        #expect(cache.data(forKey: "k") == value)
+        let afterMemory = cache.statistics
+        #expect(afterMemory.memoryHits == afterDisk.memoryHits + 1)
+        #expect(afterMemory.diskHits == afterDisk.diskHits)
+        cache.checkInvariants()
+    }
+
     @Test func recentlyReadValuesStayInMemory() throws {
         let scratch = TemporaryDirectory()
         let cache = try Kache(directory: scratch.url, configuration: .testing(.sync, memoryBudget: 5_000))
