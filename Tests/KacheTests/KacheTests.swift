@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -68,7 +69,8 @@ import Testing
         #expect(try cache.value(forKey: "p", as: Profile.self) == Profile(name: "Ada", age: 36))
         #expect(try cache.value(forKey: "missing", as: Profile.self) == nil)
         try cache.set(Data("not json".utf8), forKey: "bad", ttl: .seconds(5))
-        #expect(throws: KacheError.self) { try cache.value(forKey: "bad", as: Profile.self) }
+        let error = #expect(throws: KacheError.self) { try cache.value(forKey: "bad", as: Profile.self) }
+        #expect(error?.case == .decodingFailed)
     }
 }
 
@@ -299,9 +301,11 @@ import Testing
     @Test func invalidConfigurationIsRefused() {
         var configuration = Kache.Configuration()
         configuration.maximumKeyLength = 70_000
-        #expect(throws: KacheError.self) { try Kache(inMemory: configuration) }
+        let keyLength = #expect(throws: KacheError.self) { try Kache(inMemory: configuration) }
+        #expect(keyLength?.case == .invalidConfiguration)
         configuration = Kache.Configuration(defaultTTL: .zero)
-        #expect(throws: KacheError.self) { try Kache(inMemory: configuration) }
+        let ttl = #expect(throws: KacheError.self) { try Kache(inMemory: configuration) }
+        #expect(ttl?.case == .invalidConfiguration)
     }
 
     @Test func unwritableDirectoryIsAClearError() throws {
@@ -318,7 +322,8 @@ import Testing
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         chmod(dir.path, 0o500)
         defer { chmod(dir.path, 0o700) }
-        #expect(throws: KacheError.self) { try Kache(directory: dir.url.appendingPathComponent("cache"), configuration: .testing()) }
+        let error = #expect(throws: KacheError.self) { try Kache(directory: dir.url.appendingPathComponent("cache"), configuration: .testing()) }
+        #expect(error?.case == .directoryUnusable)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -151,11 +152,15 @@ struct ReferencePool {
         let cache = try Kache(inMemory: .testing())
         #expect(throws: KacheError.invalidCapacity(0)) { try cache.pool(named: "p", capacity: 0) }
         #expect(throws: KacheError.invalidCapacity(-1)) { try cache.queue(named: "q", capacity: -1) }
-        #expect(throws: KacheError.self) { try cache.pool(named: "", capacity: 1) }
-        #expect(throws: KacheError.self) { try cache.pool(named: String(repeating: "n", count: 256), capacity: 1) }
+        let empty = #expect(throws: KacheError.self) { try cache.pool(named: "", capacity: 1) }
+        #expect(empty?.case == .invalidKeySpaceName)
+        let long = #expect(throws: KacheError.self) { try cache.pool(named: String(repeating: "n", count: 256), capacity: 1) }
+        #expect(long?.case == .invalidKeySpaceName)
         _ = try cache.queue(named: "shared", capacity: 3)
-        #expect(throws: KacheError.self) { try cache.pool(named: "shared", capacity: 3) }
-        #expect(throws: KacheError.self) { try cache.queue(named: Kache.defaultPoolName, capacity: 3) }
+        let aQueue = #expect(throws: KacheError.self) { try cache.pool(named: "shared", capacity: 3) }
+        #expect(aQueue?.case == .invalidKeySpaceName)
+        let aPool = #expect(throws: KacheError.self) { try cache.queue(named: Kache.defaultPoolName, capacity: 3) }
+        #expect(aPool?.case == .invalidKeySpaceName)
     }
 
     @Test func theDefaultPoolIsAlwaysThere() throws {

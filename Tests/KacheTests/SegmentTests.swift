@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -224,7 +225,8 @@ import Testing
             try pool.set(Data("a".utf8), forKey: "a", ttl: .seconds(100))
             try pool.set(Data("b".utf8), forKey: "b", ttl: .seconds(200))
             DiskFaults.inject(ENOSPC, on: .write, pathContaining: dir.path + "/segments/", times: 1)
-            #expect(throws: KacheError.self) { try pool.set(Data("c".utf8), forKey: "c", ttl: .seconds(300)) }
+            let error = #expect(throws: KacheError.self) { try pool.set(Data("c".utf8), forKey: "c", ttl: .seconds(300)) }
+            #expect(error?.case == .diskFull)
             #expect(pool.data(forKey: "a") == Data("a".utf8))
             #expect(pool.statistics.evictions == 0)
             cache.checkInvariants()

@@ -44,9 +44,11 @@ import Testing
         }
         let refused = try #require(refusedKey, "a 2 MiB file system took 100 values of 64 KiB")
         // A refused overwrite keeps the old value.
-        #expect(throws: KacheError.self) { try cache.set(CrashValues.fillValue(size: 1 << 20), forKey: "early-0", ttl: .seconds(3600)) }
-
         let listing = DirectoryListing(root: directory)
+        #expect(throws: KacheError.diskFull(path: listing.entryPath(key: "early-0"))) {
+            try cache.set(CrashValues.fillValue(size: 1 << 20), forKey: "early-0", ttl: .seconds(3600))
+        }
+
         #expect(listing.temporaryFiles.isEmpty, "partial files left behind: \(listing.temporaryFiles)")
         #expect(!FileManager.default.fileExists(atPath: listing.entryPath(key: refused)))
         #expect(!cache.contains(refused))
