@@ -315,7 +315,8 @@ import Testing
             try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
             let file = dir.url.appendingPathComponent("file")
             try Data().write(to: file)
-            #expect(throws: KacheError.self) { try Kache(directory: file.appendingPathComponent("cache"), configuration: .testing()) }
+            let error = #expect(throws: KacheError.self) { try Kache(directory: file.appendingPathComponent("cache"), configuration: .testing()) }
+            #expect(error?.case == .directoryUnusable)
             return
         }
         let dir = TemporaryDirectory()

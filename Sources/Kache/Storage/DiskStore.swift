@@ -116,6 +116,8 @@ final class DiskStore: Sendable {
         if mkdir(path, 0o700) == 0 { return }
         let code = errno
         var info = stat()
+        // A file where a folder of the path should be: the directory can't be created, as when it is not writable.
+        if code == ENOTDIR { throw .directoryUnusable(path: path, reason: "a part of its path is not a folder") }
         guard code == EEXIST, lstat(path, &info) == 0 else {
             throw .fileOperation("Creating the folder", path: path, errno: code)
         }
