@@ -134,6 +134,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("objects/00/.0123.4567.0").path))
     }
 
+    /// In `async` a write can fail after its `set` returned. `save()` must
+    /// not then call everything durable: it throws that failure (once), the
+    /// entry has left the cache, and what was saved before stays.
+    @Test func aSaveThrowsTheFailureOfAWriteTheAsyncWriterLost() throws {
+        let dir = TemporaryDirectory()
+        defer { DiskFaults.removeAll(pathContaining: dir.path) }
+        let configuration = Kache.Configuration.testing(.async, filePerEntry: true)
+        let cache = try Kache(directory: dir.url, configuration: configuration)
+        try cache.set(Data("kept".utf8), forKey: "kept", ttl: .seconds(60))
+        try cache.save()
+        DiskFaults.inject(ENOSPC, on: .write, pathContaining: dir.path + "/objects/", times: 1)
+        try cache.set(Data("lost".utf8), forKey: "lost", ttl: .seconds(60))
+        #expect(throws: KacheError.diskFull(path: dir.entryPath(key: "lost"))) { try cache.save() }
+        #expect(cache.data(forKey: "lost") == nil)
+        #expect(cache.statistics.writeErrors == 1)
+        try cache.save()
+        try cache.close()
+
+        let reopened = try Kache(directory: dir.url, configuration: configuration)
+        #expect(reopened.data(forKey: "kept") == Data("kept".utf8))
+        #expect(reopened.data(forKey: "lost") == nil)
+    }
+
     @Test func aDamagedManifestFallsBackToFileHeaders() throws {
         let dir = TemporaryDirectory()
         do {

@@ -161,7 +161,7 @@ struct Persister: Sendable {
     /// bucket with one write call each, large files written one by one,
     /// removals last. A failed write can't reach its caller any more: the
     /// entry leaves the cache (so nothing stale is served later), the error
-    /// is counted and logged.
+    /// is counted and logged, and the next `save()` throws it.
     func perform(_ jobs: [Persister.Job]) {
         var byBucket: [SegmentStore.Bucket: [Write]] = [:]
         var removals: [Removal] = []
@@ -192,6 +192,8 @@ struct Persister: Sendable {
                 return state.remove(space: write.space, key: write.key)
             }
             if var removal {
+                // Its `set` returned long ago: the next `save()` reports the loss.
+                disk.noteLostWrite(error)
                 removal.hasFile = true
                 delete(removal)
             }

@@ -37,6 +37,8 @@ final class DiskStore: Sendable {
     private let tmpCounter = Atomic<UInt64>(0)
     private let writtenBytes = Atomic<UInt64>(0)
     private let markerPresent = Locked(false)
+    /// The first write lost since the last `syncEverything()`, which throws it.
+    private let lostWrite = Locked<KacheError?>(nil)
     /// Changes under way: their index change may be visible while their file
     /// work is not done yet (see `beginChange()`).
     private let changesUnderWay = Atomic<Int>(0)
@@ -215,12 +217,26 @@ final class DiskStore: Sendable {
 
     /// Flushes every file written so far to the device (one `syncfs` of the
     /// file system, cheaper than an fsync per file).
+    ///
+    /// - Throws: the flush's own failure; else, once the rest is flushed, the
+    ///   first write lost since the last call (`noteLostWrite(_:)`).
     func syncEverything() throws(KacheError) {
         let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .fileOperation("Opening the cache directory", path: root, errno: errno) }
         defer { Glibc.close(fd) }
         if let code = DiskFaults.failure(.fsync, path: root) { throw .fileOperation("Flushing the cache directory", path: root, errno: code) }
         guard kache_syncfs(fd) == 0 else { throw .fileOperation("Flushing the cache directory", path: root, errno: errno) }
+        if let lost = lostWrite.withLock({ lost in defer { lost = nil }; return lost }) { throw lost }
+    }
+
+    /// Notes a write that failed where no caller could learn of it (in the
+    /// `async` writer, after its `set` had returned). The next
+    /// `syncEverything()` throws it, as fsync(2) reports the writeback errors
+    /// since the last sync: so `save()` never returns as if that write were durable.
+    func noteLostWrite(_ error: KacheError) {
+        lostWrite.withLock { lost in
+            if lost == nil { lost = error }
+        }
     }
 
     // MARK: - Reading
