@@ -5,18 +5,11 @@ import Foundation
 /// it) rather than letting it pass without having reached it, as a sleep would.
 ///
 /// ```swift
-/// try waitUntil("the writer took the first batch") { writeBehind.pendingCount == 0 }
+/// try await waitUntil("the loop waits for a push") { cache.queueWaiters.waiting(space: queue.index) == 1 }
 /// ```
-public func waitUntil(_ state: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) throws {
-    let deadline = ContinuousClock.now + timeout
-    while try !condition() {
-        guard ContinuousClock.now < deadline else { throw StateNeverCame(state: state, timeout: timeout) }
-        usleep(1_000)
-    }
-}
-
-/// The same for a condition that awaits, polled every 10 ms without holding a thread.
-public func waitUntil(_ state: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
+///
+/// Polled every 10 ms without holding a thread.
+public func waitUntil(_ state: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while try await !condition() {
         guard ContinuousClock.now < deadline else { throw StateNeverCame(state: state, timeout: timeout) }
@@ -24,7 +17,19 @@ public func waitUntil(_ state: String, timeout: Duration = .seconds(30), _ condi
     }
 }
 
-/// What `waitUntil` throws when the state did not come in time.
+/// `waitUntil` for synchronous code: blocks the calling thread, polling
+/// every millisecond. Never from `async` code, where it would hold a
+/// cooperative thread that the state waited for may need.
+@available(*, noasync, message: "use waitUntil: this one blocks a cooperative thread")
+public func blockUntil(_ state: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool) throws {
+    let deadline = ContinuousClock.now + timeout
+    while try !condition() {
+        guard ContinuousClock.now < deadline else { throw StateNeverCame(state: state, timeout: timeout) }
+        usleep(1_000)
+    }
+}
+
+/// What `waitUntil` and `blockUntil` throw when the state did not come in time.
 public struct StateNeverCame: Error, CustomStringConvertible {
     public let state: String
     public let timeout: Duration

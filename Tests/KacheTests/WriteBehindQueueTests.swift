@@ -73,7 +73,7 @@ import Testing
         let abandoned = DispatchSemaphore(value: 0)
         try cache.disk!.withExclusiveAccess(to: EntryName(space: "", key: "in-flight")) { () throws in
             try cache.set(Data("taken".utf8), forKey: "in-flight", ttl: .seconds(60))
-            try waitUntil("the writer takes the first write and waits for its key's lock") {
+            try blockUntil("the writer takes the first write and waits for its key's lock") {
                 writeBehind.pendingCount == 0 && !writeBehind.isIdle
             }
             for i in 0 ..< 20 { try cache.set(compressible(300, seed: i), forKey: "queued\(i)", ttl: .seconds(60)) }
@@ -82,7 +82,7 @@ import Testing
                 writeBehind.abandon()
                 abandoned.signal()
             }
-            try waitUntil("abandon drops the queued writes") { writeBehind.pendingCount == 0 }
+            try blockUntil("abandon drops the queued writes") { writeBehind.pendingCount == 0 }
             #expect(abandoned.wait(timeout: .now() + .milliseconds(200)) == .timedOut, "abandon returned while a batch was being written")
         }
         try #require(abandoned.wait(timeout: .now() + .seconds(30)) == .success, "abandon never returned")
