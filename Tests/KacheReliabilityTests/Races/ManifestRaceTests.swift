@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -59,7 +60,9 @@ import Testing
         try cache.disk!.withExclusiveAccess(to: EntryName(space: "", key: "k")) { () throws in
             writer.start { try cache.set(newer, forKey: "k", ttl: .seconds(3600)) }
             // The writer has changed the index (and marked the manifest stale); its file write waits for us.
-            try waitUntil { cache.data(forKey: "k") == newer && FileManager.default.fileExists(atPath: directory.appendingPathComponent(DiskStore.dirtyFile).path) }
+            try blockUntil("the writer changes the index and marks the manifest stale", timeout: .seconds(10)) {
+                cache.data(forKey: "k") == newer && FileManager.default.fileExists(atPath: directory.appendingPathComponent(DiskStore.dirtyFile).path)
+            }
             try cache.save()
             cache.abandonForTesting()
 
@@ -82,7 +85,9 @@ import Testing
         try cache.disk!.withExclusiveAccess(to: EntryName(space: "", key: "k")) { () throws in
             remover.start { cache.removeValue(forKey: "k") }
             // The remover has changed the index (and marked the manifest stale); its deletion waits for us.
-            try waitUntil { !cache.contains("k") && FileManager.default.fileExists(atPath: directory.appendingPathComponent(DiskStore.dirtyFile).path) }
+            try blockUntil("the remover changes the index and marks the manifest stale", timeout: .seconds(10)) {
+                !cache.contains("k") && FileManager.default.fileExists(atPath: directory.appendingPathComponent(DiskStore.dirtyFile).path)
+            }
             try cache.save()
             cache.abandonForTesting()
 
