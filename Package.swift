@@ -83,9 +83,10 @@ let package = Package(
         // Writes to a cache directory and journals each acknowledged operation,
         // for the SIGKILL crash tests and the cross-process tests.
         .executableTarget(name: "KacheCrashHarness", dependencies: ["Kache", "KacheWorkloads"]),
-        // What several test targets share: how a test starts a child process.
-        .target(name: "KacheTestSupport", path: "Tests/KacheTestSupport"),
-        .testTarget(name: "KacheTests", dependencies: ["Kache", "KacheStorage"]),
+        // What several test targets share: how a test starts a child process, waits
+        // for a state, and names the case of a KacheError it expects.
+        .target(name: "KacheTestSupport", dependencies: ["Kache"], path: "Tests/KacheTestSupport"),
+        .testTarget(name: "KacheTests", dependencies: ["Kache", "KacheStorage", "KacheTestSupport"]),
         .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheStorage", "KacheCrashHarness", "KacheWorkloads", "KacheTestSupport"]),
         .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache", "KacheTestSupport"], exclude: ["Server"]),
         .testTarget(

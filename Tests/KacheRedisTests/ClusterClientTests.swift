@@ -64,7 +64,9 @@ extension LiveClusterTests {
                 for node in map.masterNodes {
                     _ = try await cluster.cli(node.port, ["cluster", "setslot", String(slot.value), "node", targetID])
                 }
-                try await waitUntil { (try? await cluster.cli(source.port, ["get", key]).output.contains("MOVED")) == true }
+                try await waitUntil("the source answers MOVED for the migrated slot", timeout: .seconds(5)) {
+                    (try? await cluster.cli(source.port, ["get", key]).output.contains("MOVED")) == true
+                }
                 #expect(try await client.send(RedisCommand(["GET", RESPArgument(key)], keyIndex: 1)).string == "moved along")
                 #expect(client.statistics.movedRedirections >= 1)
                 #expect(client.slotMap.master(for: slot) == target)

@@ -69,7 +69,9 @@ extension LiveClusterTests {
                 await cache.local.removeValue(forKey: doomedKey)
                 #expect(await cache.data(forKey: doomedKey) == nil, "the probe overwrote the record with bytes that are not one")
                 await cache.local.removeValue(forKey: keys[1])
-                try await waitUntil(.seconds(10)) { await cache.data(forKey: keys[1]) == Data(keys[1].utf8) }
+                try await waitUntil("the tiered cache reads through to the new master", timeout: .seconds(10)) {
+                    await cache.data(forKey: keys[1]) == Data(keys[1].utf8)
+                }
                 await cache.close()
                 await client.shutdown()
             }

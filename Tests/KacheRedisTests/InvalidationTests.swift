@@ -1,5 +1,6 @@
 import Foundation
 import Kache
+import KacheTestSupport
 import Synchronization
 import Testing
 @testable import KacheRedis
@@ -29,13 +30,13 @@ extension LiveClusterTests {
                 for round in 0..<60 {
                     let key = "lag:\(round)"
                     _ = try await peer.ask("set \(key) first")
-                    try await waitUntil { dropped.withLock { $0[key] != nil } }
+                    try await waitUntil("the peer's first set of \(key) drops it here", timeout: .seconds(5)) { dropped.withLock { $0[key] != nil } }
                     #expect(await cache.data(forKey: key) == Data("first".utf8))
                     await #expect(cache.local.data(forKey: key) != nil)
                     dropped.withLock { $0[key] = nil }
                     let answer = try await peer.ask(round % 4 == 3 ? "remove \(key)" : "set \(key) second")
                     let started = try #require(Int64(answer.split(separator: " ").last ?? ""), "peer said \(answer)")
-                    try await waitUntil(.seconds(2)) { dropped.withLock { $0[key] != nil } }
+                    try await waitUntil("the peer's change of \(key) drops it here", timeout: .seconds(2)) { dropped.withLock { $0[key] != nil } }
                     if let at = dropped.withLock({ $0[key] }) { lags.append(Double(at - started) / 1e6) }
                     await #expect(cache.local.data(forKey: key) == nil)
                     #expect(await cache.data(forKey: key) == (round % 4 == 3 ? nil : Data("second".utf8)))

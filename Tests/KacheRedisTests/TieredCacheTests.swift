@@ -1,5 +1,6 @@
 import Foundation
 import Kache
+import KacheTestSupport
 import Testing
 @testable import KacheRedis
 
@@ -46,15 +47,19 @@ extension LiveClusterTests {
                 let a = await TieredCache(local: try Kache(inMemory: Kache.Configuration()), client: clients[0])
                 let b = await TieredCache(local: try Kache(inMemory: Kache.Configuration()), client: clients[1])
                 try await a.set(Data("one".utf8), forKey: "k", ttl: .seconds(60))
+                // Each own write is checked when its invalidation comes back; wait for one
+                // before the next, or both invalidations would find the second write's mark.
+                try await waitUntil("A's own write of one comes back and is checked", timeout: .seconds(5)) { a.statistics.ownWritesChecked == 1 }
                 #expect(await b.data(forKey: "k") == Data("one".utf8))
                 try await a.set(Data("two".utf8), forKey: "k", ttl: .seconds(60))
-                try await waitUntil { b.local.data(forKey: "k") == nil }
+                try await waitUntil("B drops its copy of one", timeout: .seconds(5)) { b.local.data(forKey: "k") == nil }
                 #expect(await b.data(forKey: "k") == Data("two".utf8))
                 // A's own write came back as an invalidation and was checked, not dropped.
-                try await Task.sleep(for: .milliseconds(200))
+                try await waitUntil("A's own write of two comes back and is checked", timeout: .seconds(5)) { a.statistics.ownWritesChecked == 2 }
+                #expect(a.statistics.localCopiesDropped == 0 && a.statistics.readErrors == 0)
                 await #expect(a.local.data(forKey: "k") == Data("two".utf8))
                 try await a.removeValue(forKey: "k")
-                try await waitUntil { b.local.data(forKey: "k") == nil }
+                try await waitUntil("B drops its copy of two", timeout: .seconds(5)) { b.local.data(forKey: "k") == nil }
                 #expect(await b.data(forKey: "k") == nil)
                 await a.close()
                 await b.close()
@@ -62,14 +67,4 @@ extension LiveClusterTests {
             }
         }
     }
-}
-
-/// Waits (20 ms steps, at most `limit`) until `condition` holds; records an issue if it never does.
-func waitUntil(_ limit: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("condition not met within \(limit)", sourceLocation: sourceLocation)
 }

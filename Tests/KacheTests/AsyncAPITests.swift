@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KacheStorage
+import KacheTestSupport
 import Synchronization
 import Testing
 @testable import Kache
@@ -124,13 +125,19 @@ import Testing
         // the pool and not on a wall clock: with the whole suite on 2 cores, a
         // prompt return was once observed seconds late.
         Task.detached { try? await Task.sleep(for: .seconds(60)); busy.release() }
-        let read = Task { await cache.data(forKey: "k") }
-        try await Task.sleep(for: .milliseconds(50))
+        let diskHits = cache.statistics.diskHits
+        let queued = Locked(false)
+        let read = IOThreadPool.$readQueued.withValue({ queued.withLock { $0 = true } }) {
+            Task { await cache.data(forKey: "k") }
+        }
+        try await waitUntil("the read waits on the busy I/O pool") { queued.withLock { $0 } }
         read.cancel()
         let value = await read.value
         #expect(!busy.isReleased, "the read returned only once the I/O pool was free, not by its cancellation")
         #expect(value == nil)
         busy.release()
+        // The file read it had queued still runs, once the pool is free, and only counts its hit.
+        try await waitUntil("the cancelled read's file work runs") { cache.statistics.diskHits == diskHits + 1 }
         #expect(await cache.data(forKey: "k") == Data("on disk".utf8))
         #expect(cache.statistics.entries == 1)
         cache.checkInvariants()
@@ -183,12 +190,12 @@ import Testing
                     }
                 }
             }
-            try await Task.sleep(for: .milliseconds(100))
-            for i in 0 ..< itemCount { try await queue.push(compressible(200, seed: i), ttl: .seconds(60)) }
-            let deadline = ContinuousClock.now + .seconds(60)
-            while received.withLock({ $0.count }) < itemCount, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
+            // Each consumer's first pop runs on the I/O pool, which the whole suite shares: allow for a crowd.
+            try await waitUntil("every consumer waits for a push", timeout: .seconds(120)) {
+                cache.queueWaiters.waiting(space: queue.index) == consumers
             }
+            for i in 0 ..< itemCount { try await queue.push(compressible(200, seed: i), ttl: .seconds(60)) }
+            try await waitUntil("every item reaches a consumer", timeout: .seconds(120)) { received.withLock { $0.count } >= itemCount }
             try await cache.close()
             try await group.waitForAll()
         }
@@ -221,7 +228,7 @@ import Testing
         let loop = Task {
             for try await _ in queue.items {}
         }
-        try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("the loop waits for a push") { cache.queueWaiters.waiting(space: queue.index) == 1 }
         loop.cancel()
         await #expect(throws: CancellationError.self) { try await loop.value }
         // The cancelled waiter is gone: a push afterwards stays in the Queue.

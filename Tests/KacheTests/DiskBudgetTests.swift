@@ -1,5 +1,6 @@
 import Foundation
 import KacheStorage
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -86,7 +87,8 @@ extension TemporaryDirectory {
         let dir = TemporaryDirectory()
         var configuration = Kache.Configuration.testing(.sync, filePerEntry: true)
         configuration.diskBudget = 64 << 10
-        #expect(throws: KacheError.self) { try Kache(directory: dir.url, configuration: configuration) }
+        let error = #expect(throws: KacheError.self) { try Kache(directory: dir.url, configuration: configuration) }
+        #expect(error?.case == .invalidConfiguration)
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("manifest").path))
     }
 

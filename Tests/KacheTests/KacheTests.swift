@@ -1,5 +1,6 @@
 import Foundation
 import KacheStorage
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -69,7 +70,8 @@ import Testing
         #expect(try cache.value(forKey: "p", as: Profile.self) == Profile(name: "Ada", age: 36))
         #expect(try cache.value(forKey: "missing", as: Profile.self) == nil)
         try cache.set(Data("not json".utf8), forKey: "bad", ttl: .seconds(5))
-        #expect(throws: KacheError.self) { try cache.value(forKey: "bad", as: Profile.self) }
+        let error = #expect(throws: KacheError.self) { try cache.value(forKey: "bad", as: Profile.self) }
+        #expect(error?.case == .decodingFailed)
     }
 }
 
@@ -162,6 +164,39 @@ import Testing
         #expect(stats.filesOnDisk == 50)
         for i in 0 ..< 50 { #expect(cache.data(forKey: "k\(i)") == compressible(1000, seed: i)) }
         #expect(cache.statistics.diskHits >= 40)
+        cache.checkInvariants()
+    }
+
+    /// DESIGN contract 5: a memory miss reads the record, verifies it and
+    /// promotes the entry. After a reopen no value is in memory: the first read
+    /// comes from disk and brings the value in, the second from memory. For a
+    /// small value (a record in a segment file) and a large one (a file of its own).
+    @Test(arguments: [false, true])
+    func aReadFromDiskBringsTheValueIntoMemory(large: Bool) throws {
+        let dir = TemporaryDirectory()
+        let value = large ? incompressible(40_000) : compressible(1000)
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+            try cache.set(value, forKey: "k", ttl: .seconds(60))
+            try cache.set(Data("other".utf8), forKey: "other", ttl: .seconds(60))
+            try cache.close()
+        }
+        #expect(FileManager.default.fileExists(atPath: dir.entryPath(key: "k")) == large, "a large value has a file of its own, a small one a segment record")
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let before = cache.statistics
+        #expect(before.entriesInMemory == 0)
+
+        #expect(cache.data(forKey: "k") == value)
+        let afterDisk = cache.statistics
+        #expect(afterDisk.diskHits == before.diskHits + 1)
+        #expect(afterDisk.memoryHits == before.memoryHits)
+        #expect(afterDisk.entriesInMemory == 1)
+        #expect(afterDisk.bytesInMemory == MemoryBudget.charge(forValueOf: value.count))
+
+        #expect(cache.data(forKey: "k") == value)
+        let afterMemory = cache.statistics
+        #expect(afterMemory.memoryHits == afterDisk.memoryHits + 1)
+        #expect(afterMemory.diskHits == afterDisk.diskHits)
         cache.checkInvariants()
     }
 
@@ -267,9 +302,11 @@ import Testing
     @Test func invalidConfigurationIsRefused() {
         var configuration = Kache.Configuration()
         configuration.maximumKeyLength = 70_000
-        #expect(throws: KacheError.self) { try Kache(inMemory: configuration) }
+        let keyLength = #expect(throws: KacheError.self) { try Kache(inMemory: configuration) }
+        #expect(keyLength?.case == .invalidConfiguration)
         configuration = Kache.Configuration(defaultTTL: .zero)
-        #expect(throws: KacheError.self) { try Kache(inMemory: configuration) }
+        let ttl = #expect(throws: KacheError.self) { try Kache(inMemory: configuration) }
+        #expect(ttl?.case == .invalidConfiguration)
     }
 
     @Test func unwritableDirectoryIsAClearError() throws {
@@ -279,14 +316,16 @@ import Testing
             try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
             let file = dir.url.appendingPathComponent("file")
             try Data().write(to: file)
-            #expect(throws: KacheError.self) { try Kache(directory: file.appendingPathComponent("cache"), configuration: .testing()) }
+            let error = #expect(throws: KacheError.self) { try Kache(directory: file.appendingPathComponent("cache"), configuration: .testing()) }
+            #expect(error?.case == .directoryUnusable)
             return
         }
         let dir = TemporaryDirectory()
         try FileManager.default.createDirectory(at: dir.url, withIntermediateDirectories: true)
         chmod(dir.path, 0o500)
         defer { chmod(dir.path, 0o700) }
-        #expect(throws: KacheError.self) { try Kache(directory: dir.url.appendingPathComponent("cache"), configuration: .testing()) }
+        let error = #expect(throws: KacheError.self) { try Kache(directory: dir.url.appendingPathComponent("cache"), configuration: .testing()) }
+        #expect(error?.case == .directoryUnusable)
     }
 }
 

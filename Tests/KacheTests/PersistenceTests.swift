@@ -61,35 +61,101 @@ import Testing
         #expect(manifest.spaces.reduce(0) { $0 + $1.entries.count } == cache.statistics.entries)
     }
 
-    @Test(arguments: [Durability.async, .sync])
-    func crashWithoutSaveRecoversFromFileHeaders(durability: Durability) throws {
+    /// A kill in `sync` or `fsync` durability loses no change that returned:
+    /// the sets, the overwrite and the removal made after the last save are
+    /// recovered from the files, and what the kill left half-written is cleared.
+    @Test(arguments: [Durability.sync, .fsync])
+    func aKillKeepsEveryAcknowledgedChange(durability: Durability) throws {
         let clock = ManualClock()
         let dir = TemporaryDirectory()
-        do {
-            let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock, filePerEntry: true))
-            for i in 0 ..< 100 { try cache.set(compressible(300, seed: i), forKey: "old\(i)", ttl: .seconds(3600)) }
-            try cache.save()
-            // After the save: more sets, an overwrite and a removal the manifest does not know.
-            for i in 0 ..< 50 { try cache.set(compressible(300, seed: 1000 + i), forKey: "new\(i)", ttl: .seconds(3600)) }
-            try cache.set(Data("changed".utf8), forKey: "old3", ttl: .seconds(3600))
-            cache.removeValue(forKey: "old4")
-            cache.abandonForTesting()
-        }
-        // Half-written files left by the crash: an entry's, beside its final
-        // name in a shard folder, and one in tmp/.
-        let partial = dir.url.appendingPathComponent("objects/00/.0123.4567.0")
-        try Data("garbage".utf8).write(to: partial)
-        try Data("garbage".utf8).write(to: dir.url.appendingPathComponent("tmp/0123.partial"))
-        let cache = try Kache(directory: dir.url, configuration: .testing(durability, clock: clock, filePerEntry: true))
+        let configuration = Kache.Configuration.testing(durability, clock: clock, filePerEntry: true)
+        try changeAfterASaveAndKill(dir, configuration)
+        try leaveHalfWrittenFiles(dir)
+        let cache = try Kache(directory: dir.url, configuration: configuration)
         #expect(cache.statistics.entries == 149)
         #expect(cache.data(forKey: "new49") == compressible(300, seed: 1049))
         #expect(cache.data(forKey: "old3") == Data("changed".utf8))
         #expect(cache.data(forKey: "old4") == nil)
         #expect(cache.data(forKey: "old99") == compressible(300, seed: 99))
-        #expect(dir.files(in: "tmp").isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: partial.path))
         #expect(dir.entryFiles().count == 149)
+        expectHalfWrittenFilesCleared(dir)
         cache.checkInvariants()
+    }
+
+    /// A kill in `async` durability loses the writes still queued: only what
+    /// `save()` made durable is promised. Whatever else the directory holds
+    /// after it is exactly a value that was set for that key (never torn,
+    /// never another key's), and never older than the value saved.
+    @Test(arguments: [true, false])
+    func aKillInAsyncDurabilityKeepsWhatSaveMadeDurable(filePerEntry: Bool) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        let configuration = Kache.Configuration.testing(.async, clock: clock, filePerEntry: filePerEntry)
+        try changeAfterASaveAndKill(dir, configuration)
+        try leaveHalfWrittenFiles(dir)
+        let cache = try Kache(directory: dir.url, configuration: configuration)
+        for i in 0 ..< 100 where i != 3 && i != 4 {
+            #expect(cache.data(forKey: "old\(i)") == compressible(300, seed: i), "old\(i) was saved")
+        }
+        let old3 = cache.data(forKey: "old3")
+        #expect(old3 == Data("saved".utf8) || old3 == Data("changed".utf8), "old3 reads \(old3.map { "\($0.count) bytes" } ?? "nothing")")
+        let old4 = cache.data(forKey: "old4")
+        #expect(old4 == nil || old4 == compressible(300, seed: 4))
+        for i in 0 ..< 50 {
+            let found = cache.data(forKey: "new\(i)")
+            #expect(found == nil || found == compressible(300, seed: 1000 + i), "new\(i) reads bytes that were never set")
+        }
+        expectHalfWrittenFilesCleared(dir)
+        cache.checkInvariants()
+    }
+
+    /// Saves 100 entries (old3's saved value replacing an older one), changes
+    /// more after the save (50 sets, an overwrite of old3, a removal of old4),
+    /// and dies without saving again.
+    private func changeAfterASaveAndKill(_ dir: TemporaryDirectory, _ configuration: Kache.Configuration) throws {
+        let cache = try Kache(directory: dir.url, configuration: configuration)
+        for i in 0 ..< 100 { try cache.set(compressible(300, seed: i), forKey: "old\(i)", ttl: .seconds(3600)) }
+        try cache.set(Data("saved".utf8), forKey: "old3", ttl: .seconds(3600))
+        try cache.save()
+        for i in 0 ..< 50 { try cache.set(compressible(300, seed: 1000 + i), forKey: "new\(i)", ttl: .seconds(3600)) }
+        try cache.set(Data("changed".utf8), forKey: "old3", ttl: .seconds(3600))
+        cache.removeValue(forKey: "old4")
+        cache.abandonForTesting()
+    }
+
+    /// Half-written files such as a kill leaves: an entry's, beside its final
+    /// name in a shard folder, and one in tmp/.
+    private func leaveHalfWrittenFiles(_ dir: TemporaryDirectory) throws {
+        try Data("garbage".utf8).write(to: dir.url.appendingPathComponent("objects/00/.0123.4567.0"))
+        try Data("garbage".utf8).write(to: dir.url.appendingPathComponent("tmp/0123.partial"))
+    }
+
+    private func expectHalfWrittenFilesCleared(_ dir: TemporaryDirectory) {
+        #expect(dir.files(in: "tmp").isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("objects/00/.0123.4567.0").path))
+    }
+
+    /// In `async` a write can fail after its `set` returned. `save()` must
+    /// not then call everything durable: it throws that failure (once), the
+    /// entry has left the cache, and what was saved before stays.
+    @Test func aSaveThrowsTheFailureOfAWriteTheAsyncWriterLost() throws {
+        let dir = TemporaryDirectory()
+        defer { DiskFaults.removeAll(pathContaining: dir.path) }
+        let configuration = Kache.Configuration.testing(.async, filePerEntry: true)
+        let cache = try Kache(directory: dir.url, configuration: configuration)
+        try cache.set(Data("kept".utf8), forKey: "kept", ttl: .seconds(60))
+        try cache.save()
+        DiskFaults.inject(ENOSPC, on: .write, pathContaining: dir.path + "/objects/", times: 1)
+        try cache.set(Data("lost".utf8), forKey: "lost", ttl: .seconds(60))
+        #expect(throws: KacheError.diskFull(path: dir.entryPath(key: "lost"))) { try cache.save() }
+        #expect(cache.data(forKey: "lost") == nil)
+        #expect(cache.statistics.writeErrors == 1)
+        try cache.save()
+        try cache.close()
+
+        let reopened = try Kache(directory: dir.url, configuration: configuration)
+        #expect(reopened.data(forKey: "kept") == Data("kept".utf8))
+        #expect(reopened.data(forKey: "lost") == nil)
     }
 
     @Test func aDamagedManifestFallsBackToFileHeaders() throws {

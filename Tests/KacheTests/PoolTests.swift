@@ -1,5 +1,6 @@
 import Foundation
 import KacheStorage
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -152,11 +153,15 @@ struct ReferencePool {
         let cache = try Kache(inMemory: .testing())
         #expect(throws: KacheError.invalidCapacity(0)) { try cache.pool(named: "p", capacity: 0) }
         #expect(throws: KacheError.invalidCapacity(-1)) { try cache.queue(named: "q", capacity: -1) }
-        #expect(throws: KacheError.self) { try cache.pool(named: "", capacity: 1) }
-        #expect(throws: KacheError.self) { try cache.pool(named: String(repeating: "n", count: 256), capacity: 1) }
+        let empty = #expect(throws: KacheError.self) { try cache.pool(named: "", capacity: 1) }
+        #expect(empty?.case == .invalidKeySpaceName)
+        let long = #expect(throws: KacheError.self) { try cache.pool(named: String(repeating: "n", count: 256), capacity: 1) }
+        #expect(long?.case == .invalidKeySpaceName)
         _ = try cache.queue(named: "shared", capacity: 3)
-        #expect(throws: KacheError.self) { try cache.pool(named: "shared", capacity: 3) }
-        #expect(throws: KacheError.self) { try cache.queue(named: Kache.defaultPoolName, capacity: 3) }
+        let aQueue = #expect(throws: KacheError.self) { try cache.pool(named: "shared", capacity: 3) }
+        #expect(aQueue?.case == .invalidKeySpaceName)
+        let aPool = #expect(throws: KacheError.self) { try cache.queue(named: Kache.defaultPoolName, capacity: 3) }
+        #expect(aPool?.case == .invalidKeySpaceName)
     }
 
     @Test func theDefaultPoolIsAlwaysThere() throws {
@@ -184,6 +189,35 @@ struct ReferencePool {
         // k4 evicted k3 (the earliest of those present), then k5 evicted k4.
         #expect(pool.keys == ["k5", "k2", "k1", "k0"])
         #expect(pool.data(forKey: "k2") == Data("v2".utf8))
+    }
+
+    /// The 2012 Kache's `load` lost its key lists. `load()`, and opening the
+    /// directory again, bring a Pool back whole: its capacity, its keys in
+    /// expiry order with their values, and a full Pool still evicts the key
+    /// that expires earliest.
+    @Test(arguments: [Durability.sync, .async], Reload.allCases)
+    func aPoolComesBackWholeAfterLoadOrReopen(durability: Durability, reload: Reload) throws {
+        let dir = TemporaryDirectory()
+        let first = try Kache(directory: dir.url, configuration: .testing(durability))
+        let pool = try first.pool(named: "avatars", capacity: 4)
+        // Set in another order than they expire: k1 first, then k3, k2, k0.
+        for (i, ttl) in [400, 100, 300, 200].enumerated() { try pool.set(Data("v\(i)".utf8), forKey: "k\(i)", ttl: .seconds(ttl)) }
+        try first.set(Data("top".utf8), forKey: "k1", ttl: .seconds(50))
+
+        let cache = try reload.apply(to: first)
+        #expect(cache.statistics.entriesInMemory == 0, "the index was not rebuilt from the directory")
+        let restored = try #require(cache.keySpaces.first { $0.name == "avatars" })
+        #expect(restored.kind == .pool && restored.capacity == 4 && restored.count == 4)
+        let again = try cache.pool(named: "avatars", capacity: 4)
+        #expect(again.keys == ["k1", "k3", "k2", "k0"])
+        for i in 0 ..< 4 { #expect(again.data(forKey: "k\(i)") == Data("v\(i)".utf8)) }
+        #expect(cache.data(forKey: "k1") == Data("top".utf8))
+
+        try again.set(Data("v4".utf8), forKey: "k4", ttl: .seconds(500))
+        #expect(again.keys == ["k3", "k2", "k0", "k4"], "k1, the earliest to expire, makes room")
+        #expect(again.data(forKey: "k1") == nil)
+        #expect(again.statistics.evictions == 1)
+        cache.checkInvariants()
     }
 
     @Test func poolsSurviveACrashWithoutSave() throws {

@@ -65,6 +65,32 @@ import Testing
         #expect(queue.pop() == Data("after".utf8))
     }
 
+    /// `load()`, and opening the directory again, bring a Queue back whole:
+    /// its items in push order (not expiry order), pops that go on from where
+    /// they were, and its capacity, which drops the oldest item when full.
+    @Test(arguments: [Durability.sync, .async], Reload.allCases)
+    func aQueueComesBackInOrderAfterLoadOrReopen(durability: Durability, reload: Reload) throws {
+        let dir = TemporaryDirectory()
+        let first = try Kache(directory: dir.url, configuration: .testing(durability))
+        let queue = try first.queue(named: "jobs", capacity: 5)
+        // Each item expires before the one pushed ahead of it.
+        for i in 0 ..< 5 { try queue.push(Data("job\(i)".utf8), ttl: .seconds(100 - i)) }
+        #expect(queue.pop() == Data("job0".utf8))
+        try queue.push(Data("job5".utf8), ttl: .seconds(90))
+
+        let cache = try reload.apply(to: first)
+        #expect(cache.statistics.entriesInMemory == 0, "the index was not rebuilt from the directory")
+        let restored = try #require(cache.keySpaces.first { $0.name == "jobs" })
+        #expect(restored.kind == .queue && restored.capacity == 5 && restored.count == 5)
+        let again = try cache.queue(named: "jobs", capacity: 5)
+        #expect(again.peek() == Data("job1".utf8))
+        try again.push(Data("job6".utf8), ttl: .seconds(80))
+        #expect(again.count == 5, "the full Queue dropped its oldest item")
+        for i in 2 ... 6 { #expect(again.pop() == Data("job\(i)".utf8)) }
+        #expect(again.pop() == nil)
+        cache.checkInvariants()
+    }
+
     @Test func concurrentPushesAndPopsLoseAndDuplicateNothing() async throws {
         let scratch = TemporaryDirectory()
         let cache = try Kache(directory: scratch.url, configuration: .testing(.async, memoryBudget: 50_000))

@@ -49,6 +49,27 @@ extension Kache.Configuration {
     }
 }
 
+/// How a test has a cache rebuild its index from its directory.
+enum Reload: CaseIterable, Sendable {
+    /// `load()` on the open instance.
+    case load
+    /// `close()`, then a new instance opened on the directory.
+    case reopen
+
+    /// The cache whose index was rebuilt: `cache` itself after `load()`, a
+    /// new instance, with the same configuration, after a reopen.
+    func apply(to cache: Kache) throws -> Kache {
+        switch self {
+        case .load:
+            try cache.load()
+            return cache
+        case .reopen:
+            try cache.close()
+            return try Kache(directory: cache.directory!, configuration: cache.configuration)
+        }
+    }
+}
+
 /// A text value that LZ4 compresses well.
 func compressible(_ count: Int, seed: Int = 0) -> Data {
     let pattern = Array("{\"id\":\(seed),\"name\":\"user-\(seed)\",\"active\":true},".utf8)

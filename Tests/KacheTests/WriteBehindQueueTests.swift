@@ -1,4 +1,7 @@
+import Dispatch
 import Foundation
+import KacheStorage
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -38,5 +41,63 @@ import Testing
         for index in 0 ..< 10 { queue.append(removal(index)) }
         while !queue.jobs.isEmpty { _ = queue.takeBatch(maximumBytes: 1 << 20) }
         #expect(queue.highWater == 10, "a small queue keeps its storage: no reallocation per batch")
+    }
+
+    /// A killed process loses its queue: the jobs go unrun, and the memory
+    /// they held leaves the count, except a batch's taken already (it is
+    /// still being written, and releases its own when done).
+    @Test func anAbandonedQueueDropsItsJobsAndWhatTheyHeld() {
+        let held = QueuedBytes()
+        var queue = WriteBehind.Queue(held: held)
+        for index in 0 ..< 5 { queue.append(removal(index)) }
+        let taken = queue.takeBatch(maximumBytes: 1)
+        queue.abandon()
+        #expect(queue.jobs.isEmpty && queue.bytes == 0)
+        #expect(held.current == QueuedBytes.held(by: taken[0]), "only the batch in flight is still held")
+        queue.append(removal(9))
+        #expect(queue.jobs.isEmpty && queue.bytes == 0, "a job queued after the kill is dropped too")
+        #expect(held.current == QueuedBytes.held(by: taken[0]))
+    }
+}
+
+/// `WriteBehind.abandon()`, the stop that tests use as a SIGKILL of `async` durability.
+@Suite struct WriteBehindAbandonTests {
+    /// The writer is held inside its first batch (the test holds the lock
+    /// that orders file changes to that key) while more writes queue behind
+    /// it; the queued ones must never reach a file, the one in flight must.
+    @Test func abandonDropsTheQueuedWritesAndWaitsForTheBatchInFlight() throws {
+        let dir = TemporaryDirectory()
+        let clock = ManualClock()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async, clock: clock, filePerEntry: true))
+        let writeBehind = try #require(cache.writeBehind)
+        let held = try #require(cache.store.withLock { $0.memory.queued })
+        let abandoned = DispatchSemaphore(value: 0)
+        try cache.disk!.withExclusiveAccess(to: EntryName(space: "", key: "in-flight")) { () throws in
+            try cache.set(Data("taken".utf8), forKey: "in-flight", ttl: .seconds(60))
+            try blockUntil("the writer takes the first write and waits for its key's lock") {
+                writeBehind.pendingCount == 0 && !writeBehind.isIdle
+            }
+            for i in 0 ..< 20 { try cache.set(compressible(300, seed: i), forKey: "queued\(i)", ttl: .seconds(60)) }
+            #expect(writeBehind.pendingCount == 20)
+            DispatchQueue.global().async {
+                writeBehind.abandon()
+                abandoned.signal()
+            }
+            try blockUntil("abandon drops the queued writes") { writeBehind.pendingCount == 0 }
+            #expect(abandoned.wait(timeout: .now() + .milliseconds(200)) == .timedOut, "abandon returned while a batch was being written")
+        }
+        try #require(abandoned.wait(timeout: .now() + .seconds(30)) == .success, "abandon never returned")
+        #expect(writeBehind.isIdle)
+        #expect(held.current == 0, "the dropped jobs still count against the memory budget")
+        try cache.set(Data("late".utf8), forKey: "late", ttl: .seconds(60))
+        #expect(writeBehind.pendingCount == 0 && held.current == 0, "a write queued after abandon was kept")
+        cache.abandonForTesting()
+
+        let reopened = try Kache(directory: dir.url, configuration: .testing(.async, clock: clock, filePerEntry: true))
+        #expect(reopened.data(forKey: "in-flight") == Data("taken".utf8))
+        #expect((0 ..< 20).allSatisfy { reopened.data(forKey: "queued\($0)") == nil }, "a dropped write reached its file")
+        #expect(reopened.data(forKey: "late") == nil)
+        #expect(dir.entryFiles().count == 1)
+        reopened.checkInvariants()
     }
 }

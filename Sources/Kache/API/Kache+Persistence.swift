@@ -6,7 +6,9 @@ extension Kache {
     /// Makes everything set so far durable, and returns only then: flushes
     /// pending writes, syncs the files, writes the manifest atomically and syncs it.
     /// Does nothing in `memory` durability.
-    /// - Throws: a file error when the disk refuses; entries already durable stay so.
+    /// - Throws: a file error when the disk refuses, also one that lost an
+    ///   `async` write since the last save (its `set` had returned);
+    ///   entries already durable stay so.
     /// - Throws: ``KacheError/closed`` after `close()`.
     public func save() throws {
         guard let disk else { return }
@@ -15,7 +17,7 @@ extension Kache {
         try disk.withManifestWriter { () throws(KacheError) in
             guard !store.withLock({ $0.isClosed }) else { throw .closed }
             store.withLock { $0.budget.footprint = footprint }
-            try storage { () throws(StorageError) in try disk.syncEverything() }
+            try syncFiles(of: disk)
             try writeManifest(to: disk)
         }
         // The manifest is a checkpoint: dead segment bytes it covers can go.
@@ -60,10 +62,18 @@ extension Kache {
         writeBehind?.stop()
         try disk.withManifestWriter { () throws(KacheError) in
             defer { disk.close() }
-            try storage { () throws(StorageError) in try disk.syncEverything() }
+            try syncFiles(of: disk)
             try writeManifest(to: disk)
         }
         store.withLock { $0.releaseAllValues() }
+    }
+
+    /// Flushes every file written to the device, then throws the first
+    /// `async` write lost since the last time, if any: the manifest is not
+    /// written as if it were durable.
+    private func syncFiles(of disk: DiskStore) throws(KacheError) {
+        try storage { () throws(StorageError) in try disk.syncEverything() }
+        if let lost = writeBehind?.takeLostWrite() { throw lost }
     }
 
     /// Writes the index as the manifest, and removes the dirty marker if the

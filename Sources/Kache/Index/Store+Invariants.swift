@@ -84,12 +84,14 @@ extension Kache {
         store.withLock { $0.checkInvariants() }
     }
 
-    /// Simulates the process dying: the background writer stops after its
-    /// queue, nothing is saved, the lock is released. Tests only; the real
-    /// SIGKILL harness is in scripts/.
+    /// Simulates the process dying (SIGKILL): the write-behind queue of
+    /// `async` durability is dropped unrun (`WriteBehind.abandon()`: a batch
+    /// already being written finishes), nothing is saved, the lock is
+    /// released. What was written before survives, as the page cache keeps it
+    /// through a kill. Tests only; the real SIGKILL harness is in scripts/.
     func abandonForTesting() {
         store.withLock { $0.isClosed = true }
-        writeBehind?.stop()
+        writeBehind?.abandon()
         disk?.abandon()
     }
 }

@@ -27,6 +27,11 @@ final class QueueWaiters: Sendable {
         state.withLock { $0.pushes[space, default: 0] }
     }
 
+    /// How many tasks wait for the Queue at `space` now.
+    func waiting(space: Int) -> Int {
+        state.withLock { state in state.waiters.values.count { $0.space == space } }
+    }
+
     /// Wakes the Queue's waiters after a push.
     func notePush(space: Int) {
         let woken = state.withLock { state -> [Waiter] in

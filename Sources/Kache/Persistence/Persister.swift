@@ -172,29 +172,35 @@ struct Persister: Sendable {
     /// bucket with one write call each, large files written one by one,
     /// removals last. A failed write can't reach its caller any more: the
     /// entry leaves the cache (so nothing stale is served later), the error
-    /// is counted and logged.
-    func perform(_ jobs: [Persister.Job]) {
+    /// is counted and logged, and returned for the next `save()` to throw.
+    /// - Returns: the first failure that lost a write, nil when none did.
+    func perform(_ jobs: [Persister.Job]) -> KacheError? {
         var byBucket: [SegmentStore.Bucket: [Write]] = [:]
         var removals: [Removal] = []
+        var lost: KacheError?
         for job in jobs {
             switch job {
             case let .write(write):
                 if let bucket = write.bucket {
                     byBucket[bucket, default: []].append(write)
                 } else {
-                    do { try writeOwnFile(write) } catch { failed([write], error) }
+                    do { try writeOwnFile(write) } catch { lost = lost ?? failed([write], error) }
                 }
             case let .delete(removal):
                 removals.append(removal)
             }
         }
         for (bucket, writes) in byBucket {
-            do { try append(writes, bucket: bucket) } catch { failed(writes, error) }
+            do { try append(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
         }
         delete(removals)
+        return lost
     }
 
-    private func failed(_ writes: [Write], _ error: KacheError) {
+    /// Takes the versions of `writes` that are still current out of the cache.
+    /// - Returns: `error` if that lost any of them (a newer version replaced the others).
+    private func failed(_ writes: [Write], _ error: KacheError) -> KacheError? {
+        var lost: KacheError?
         for write in writes {
             logger.error("Kache could not write an entry: \(error)", metadata: ["key": "\(write.key.prefix(120))"])
             let removal = store.withLock { state -> Removal? in
@@ -203,10 +209,12 @@ struct Persister: Sendable {
                 return state.remove(space: write.space, key: write.key)
             }
             if var removal {
+                lost = error
                 removal.hasFile = true
                 delete(removal)
             }
         }
+        return lost
     }
 
     // MARK: - Reading

@@ -25,9 +25,14 @@ final class WriteBehind: Sendable {
         /// Jobs taken by a thread and not finished yet.
         var inFlight = 0
         var stopping = false
+        /// Set by `abandon()`: jobs are dropped, never queued or run again.
+        private(set) var isAbandoned = false
         /// The writer found nothing to do and waits on `wakeup`: only then does
         /// an enqueue signal it (a signal per job cost a futex call per set).
         var writerAsleep = false
+        /// The first write lost since `takeLostWrite()` last ran: its `set`
+        /// had returned, so only the next `save()` can report it.
+        var lostWrite: KacheError?
 
         /// A deque keeps the storage it grew to (about 120 bytes a job): after
         /// a burst of 100,000 writes that is 12 MB held for good. Once a queue
@@ -35,6 +40,7 @@ final class WriteBehind: Sendable {
         static let jobsKept = 4_096
 
         mutating func append(_ job: Persister.Job) {
+            guard !isAbandoned else { return }
             jobs.append(job)
             bytes += job.byteCount
             held.add(QueuedBytes.held(by: job))
@@ -55,6 +61,17 @@ final class WriteBehind: Sendable {
                 highWater = 0
             }
             return batch
+        }
+
+        /// Drops every queued job unrun and every job queued later, as a
+        /// killed process loses them; what they held leaves the memory count.
+        /// Batches taken already are not touched: they finish and release their own.
+        mutating func abandon() {
+            isAbandoned = true
+            held.add(-jobs.reduce(0) { $0 + QueuedBytes.held(by: $1) })
+            jobs = Deque()
+            bytes = 0
+            highWater = 0
         }
     }
 
@@ -112,6 +129,33 @@ final class WriteBehind: Sendable {
         finished.wait()
     }
 
+    /// Stops the way a killed process (SIGKILL) does, for tests that simulate
+    /// one: the queued jobs are dropped without running, so their writes never
+    /// reach a file and their removals never happen, and so is every job
+    /// enqueued from now on. A batch a thread has taken already runs to its
+    /// end (a kill would leave it half-written at worst, which recovery
+    /// handles); then the thread stops. Unlike `stop()`, nothing is drained.
+    func abandon() {
+        let wasRunning = queue.withLock { queue in
+            queue.abandon()
+            defer { queue.stopping = true }
+            return !queue.stopping
+        }
+        while queue.withLock({ $0.inFlight > 0 }) { usleep(100) }
+        guard wasRunning else { return }
+        wakeup.signal()
+        finished.wait()
+    }
+
+    /// The first write lost since the last call, once (as fsync(2) reports
+    /// the writeback errors since the last sync); nil when none was.
+    func takeLostWrite() -> KacheError? {
+        queue.withLock { queue in
+            defer { queue.lostWrite = nil }
+            return queue.lostWrite
+        }
+    }
+
     /// Whether no job is queued or running.
     var isIdle: Bool { queue.withLock { $0.jobs.isEmpty && $0.inFlight == 0 } }
 
@@ -136,8 +180,9 @@ final class WriteBehind: Sendable {
     }
 
     private func run(_ batch: [Persister.Job]) {
-        persister.perform(batch)
+        let lost = persister.perform(batch)
         queue.withLock { queue in
+            if queue.lostWrite == nil { queue.lostWrite = lost }
             queue.inFlight -= batch.count
             queue.held.add(-batch.reduce(0) { $0 + QueuedBytes.held(by: $1) })
         }

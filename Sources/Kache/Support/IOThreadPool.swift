@@ -21,6 +21,11 @@ final class IOThreadPool: Sendable {
     /// `save()` and reads proceed together, few enough to cost nothing idle.
     static let shared = IOThreadPool(threadCount: 4)
 
+    /// Tests only: called in the reading task once `read(whenCancelled:_:)`
+    /// has queued its work, so that a test can cancel a read it knows waits
+    /// on the pool. (The queue's length can't tell: other tests share the pool.)
+    @TaskLocal static var readQueued: (@Sendable () -> Void)?
+
     private let jobs = Locked(Deque<@Sendable () -> Void>())
     /// Counts queued jobs: a thread waits on it for the next one.
     private let available = DispatchSemaphore(value: 0)
@@ -62,6 +67,7 @@ final class IOThreadPool: Sendable {
             await withCheckedContinuation { continuation in
                 guard outcome.wait(with: continuation) else { return continuation.resume(returning: whenCancelled) }
                 submit { outcome.deliver(body()) }
+                IOThreadPool.readQueued?()
             }
         } onCancel: {
             outcome.deliver(whenCancelled)

@@ -16,6 +16,9 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public var invalidationsReceived = 0
     /// Local copies dropped because the key changed elsewhere.
     public var localCopiesDropped = 0
+    /// Invalidations of this instance's own writes that were checked against
+    /// Redis: the local copy stayed if Redis still held that very record.
+    public var ownWritesChecked = 0
     /// Times the whole local tier was emptied because invalidations may have been missed
     /// (a tracking connection was lost, or a new master appeared).
     public var localFlushes = 0

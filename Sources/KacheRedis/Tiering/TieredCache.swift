@@ -254,9 +254,10 @@ public final class TieredCache: Sendable {
             for (item, reply) in zip(batch, replies) {
                 switch reply {
                 case let .success(.bulkString(buffer)) where Self.checksum(of: Data(copying: buffer)) == item.checksum:
-                    continue
+                    counters.withLock { $0.ownWritesChecked += 1 }
                 case .success:
                     drop(item.key)
+                    counters.withLock { $0.ownWritesChecked += 1 }
                 case let .failure(error):
                     // Redis can't say (down, failing over): keep serving the copy, as
                     // during any outage; tracking starts again on a new master with

@@ -116,6 +116,8 @@ package final class DiskStore: Sendable {
         if mkdir(path, 0o700) == 0 { return }
         let code = errno
         var info = stat()
+        // A file where a folder of the path should be: the directory can't be created, as when it is not writable.
+        if code == ENOTDIR { throw .directoryUnusable(path: path, reason: "a part of its path is not a folder") }
         guard code == EEXIST, lstat(path, &info) == 0 else {
             throw .fileOperation("Creating the folder", path: path, errno: code)
         }
@@ -167,7 +169,17 @@ package final class DiskStore: Sendable {
     package func write(_ bytes: Data, as name: EntryName) throws(StorageError) {
         let serial = tmpCounter.wrappingAdd(1, ordering: .relaxed).oldValue
         let tmp = "\(root)/\(Self.objectsFolder)/\(name.shard)/\(Self.temporaryName(for: name, serial: serial))"
-        let final = path(of: name)
+        try replace(path(of: name), with: bytes, through: tmp, flushing: syncsEveryWrite, operation: "Writing the entry file")
+        writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
+        if syncsEveryWrite { syncFolder("\(root)/\(Self.objectsFolder)/\(name.shard)") }
+    }
+
+    /// Writes `bytes` to the new file `tmp`, flushes it when `flushing`, and
+    /// renames it to `final`: a reader or a crash sees the old file or the
+    /// new one, never a mix. On failure `tmp` is removed and `final` is untouched.
+    private func replace(
+        _ final: String, with bytes: some ContiguousBytes, through tmp: String, flushing: Bool, operation: String
+    ) throws(StorageError) {
         do {
             try DiskStore.injectFault(.open, tmp)
             let fd = try FileDescriptor.open(
@@ -177,8 +189,7 @@ package final class DiskStore: Sendable {
             try fd.closeAfter {
                 try DiskStore.injectFault(.write, tmp)
                 _ = try bytes.withUnsafeBytes { try fd.writeAll($0) }
-                writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
-                if syncsEveryWrite {
+                if flushing {
                     try DiskStore.injectFault(.fsync, tmp)
                     if fsync(fd.rawValue) != 0 { throw Errno(rawValue: errno) }
                 }
@@ -187,9 +198,8 @@ package final class DiskStore: Sendable {
             guard rename(tmp, final) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             unlink(tmp)
-            throw StorageError.fileOperation("Writing the entry file", path: final, errno: (error as? Errno)?.rawValue ?? EIO)
+            throw StorageError.fileOperation(operation, path: final, errno: (error as? Errno)?.rawValue ?? EIO)
         }
-        if syncsEveryWrite { syncFolder("\(root)/\(Self.objectsFolder)/\(name.shard)") }
     }
 
     /// Deletes the file of `name` if there is one. Call inside `withExclusiveAccess(to:)`.
@@ -547,26 +557,11 @@ package final class DiskStore: Sendable {
 
     /// Writes the manifest atomically and durably: temporary file, fsync, rename, fsync of the folder.
     package func writeManifest(_ bytes: [UInt8]) throws(StorageError) {
-        let final = "\(root)/\(Self.manifestFile)"
+        // Saves are serialized (`withManifestWriter`), so one name per process is enough;
+        // a file a crash left there is removed first (opening clears `tmp/` too).
         let tmp = "\(root)/\(Self.tmpFolder)/manifest.\(getpid())"
-        do {
-            try DiskStore.injectFault(.open, tmp)
-            let fd = try FileDescriptor.open(
-                FilePath(tmp), .writeOnly, options: [.create, .truncate, .closeOnExec, .noFollow],
-                permissions: [.ownerReadWrite]
-            )
-            try fd.closeAfter {
-                try DiskStore.injectFault(.write, tmp)
-                _ = try bytes.withUnsafeBytes { try fd.writeAll($0) }
-                try DiskStore.injectFault(.fsync, tmp)
-                if fsync(fd.rawValue) != 0 { throw Errno(rawValue: errno) }
-            }
-            try DiskStore.injectFault(.rename, final)
-            guard rename(tmp, final) == 0 else { throw Errno(rawValue: errno) }
-        } catch {
-            unlink(tmp)
-            throw StorageError.fileOperation("Writing the manifest", path: final, errno: (error as? Errno)?.rawValue ?? EIO)
-        }
+        unlink(tmp)
+        try replace("\(root)/\(Self.manifestFile)", with: bytes, through: tmp, flushing: true, operation: "Writing the manifest")
         syncFolder(root)
     }
 

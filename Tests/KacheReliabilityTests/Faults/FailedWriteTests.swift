@@ -1,4 +1,5 @@
 import Foundation
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -58,7 +59,8 @@ import Testing
         try queue.push(Data("x".utf8), ttl: .seconds(100))
         try queue.push(Data("y".utf8), ttl: .seconds(100))
         fixture.inject(ENOSPC, on: .write, times: 1)
-        #expect(throws: KacheError.self) { try queue.push(Data("z".utf8), ttl: .seconds(100)) }
+        let error = #expect(throws: KacheError.self) { try queue.push(Data("z".utf8), ttl: .seconds(100)) }
+        #expect(error?.case == .diskFull)
         cache.checkInvariants()
         try cache.close()
 
@@ -83,7 +85,8 @@ import Testing
         }
         held = held.filter { cache.contains($0.key) }
         fixture.inject(EIO, on: .write, times: 1)
-        #expect(throws: KacheError.self) {
+        let path = fixture.listing.entryPath(key: "refused")
+        #expect(throws: KacheError.io(operation: "Writing the entry file", path: path, errno: EIO)) {
             try cache.set(incompressible(300 << 10, seed: 999), forKey: "refused", ttl: .seconds(5000))
         }
         cache.checkInvariants()
@@ -109,7 +112,8 @@ import Testing
         }
         let held = Array(pushed.suffix(queue.count))
         fixture.inject(EIO, on: .write, times: 1)
-        #expect(throws: KacheError.self) { try queue.push(incompressible(300 << 10, seed: 999), ttl: .seconds(5000)) }
+        let error = #expect(throws: KacheError.self) { try queue.push(incompressible(300 << 10, seed: 999), ttl: .seconds(5000)) }
+        #expect(error?.case == .io)
         cache.checkInvariants()
         #expect(queue.count == held.count)
         try cache.close()

@@ -1,5 +1,6 @@
 import Foundation
 import KacheStorage
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -55,7 +56,8 @@ import Testing
         let link = setup.scratch.child("link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: setup.outside)
         let before = setup.outsideSnapshot()
-        #expect(throws: KacheError.self) { try Kache(directory: link, configuration: .reliability(.sync)) }
+        let error = #expect(throws: KacheError.self) { try Kache(directory: link, configuration: .reliability(.sync)) }
+        #expect(error?.case == .directoryUnusable)
         #expect(setup.outsideSnapshot() == before)
     }
 
@@ -65,7 +67,8 @@ import Testing
         let target = setup.outside.appendingPathComponent(folder == "objects/00" ? "objects/00" : folder)
         try setup.plant(folder, pointingTo: target)
         let before = setup.outsideSnapshot()
-        #expect(throws: KacheError.self) { try Kache(directory: setup.directory, configuration: .reliability(.sync)) }
+        let error = #expect(throws: KacheError.self) { try Kache(directory: setup.directory, configuration: .reliability(.sync)) }
+        #expect(error?.case == .directoryUnusable)
         #expect(setup.outsideSnapshot() == before)
     }
 

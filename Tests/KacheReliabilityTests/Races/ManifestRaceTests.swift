@@ -1,5 +1,6 @@
 import Foundation
 import KacheStorage
+import KacheTestSupport
 import Testing
 @testable import Kache
 
@@ -60,7 +61,9 @@ import Testing
         try cache.disk!.withExclusiveAccess(to: EntryName(space: "", key: "k")) { () throws in
             writer.start { try cache.set(newer, forKey: "k", ttl: .seconds(3600)) }
             // The writer has changed the index (and marked the manifest stale); its file write waits for us.
-            try waitUntil { cache.data(forKey: "k") == newer && FileManager.default.fileExists(atPath: directory.appendingPathComponent(DiskStore.dirtyFile).path) }
+            try blockUntil("the writer changes the index and marks the manifest stale", timeout: .seconds(10)) {
+                cache.data(forKey: "k") == newer && FileManager.default.fileExists(atPath: directory.appendingPathComponent(DiskStore.dirtyFile).path)
+            }
             try cache.save()
             cache.abandonForTesting()
 
@@ -83,7 +86,9 @@ import Testing
         try cache.disk!.withExclusiveAccess(to: EntryName(space: "", key: "k")) { () throws in
             remover.start { cache.removeValue(forKey: "k") }
             // The remover has changed the index (and marked the manifest stale); its deletion waits for us.
-            try waitUntil { !cache.contains("k") && FileManager.default.fileExists(atPath: directory.appendingPathComponent(DiskStore.dirtyFile).path) }
+            try blockUntil("the remover changes the index and marks the manifest stale", timeout: .seconds(10)) {
+                !cache.contains("k") && FileManager.default.fileExists(atPath: directory.appendingPathComponent(DiskStore.dirtyFile).path)
+            }
             try cache.save()
             cache.abandonForTesting()
 

@@ -11,7 +11,8 @@ import Testing
 ///
 /// The first test replays one `save()` step by step with the write landing
 /// between the manifest's snapshot and the removal of the dirty marker, the
-/// window a crash campaign hit under load. The second races real threads.
+/// window a crash campaign hit under load. The second races real threads
+/// (without the fix it failed in 2 of 3 runs; the first is the sure guard).
 @Suite struct PendingVersionManifestTests {
     @Test(arguments: [Durability.sync, .async], [false, true])
     func aWriteLandingAfterTheSnapshotIsNotLostByTheNextOpen(durability: Durability, filePerEntry: Bool) throws {
@@ -84,13 +85,23 @@ import Testing
         let setter = BackgroundCall()
         let saver = BackgroundCall()
         let saving = Atomic<Bool>(true)
+        // Every other save runs while the setter waits, so that it finds nothing
+        // under way and leaves its manifest trusted however loaded the machine is.
+        let pause = Atomic<Bool>(false)
+        let setterWaits = Atomic<Bool>(false)
         let lengths = [4_743, 5_094, 147, 2_575]
         setter.start {
+            defer { setterWaits.store(true, ordering: .sequentiallyConsistent) }
             var random = SeededRandom(seed: 30)
             var step = 0
-            // Sets with pauses between them, so that a save can find none under way.
-            while saving.load(ordering: .relaxed), step < 100_000 {
+            while saving.load(ordering: .sequentiallyConsistent), step < 100_000 {
+                if pause.load(ordering: .sequentiallyConsistent) {
+                    setterWaits.store(true, ordering: .sequentiallyConsistent)
+                    while pause.load(ordering: .sequentiallyConsistent) { usleep(100) }
+                    setterWaits.store(false, ordering: .sequentiallyConsistent)
+                }
                 try cache.set(namedValue("k\(step % 8)", version: step, length: lengths[step % lengths.count]), forKey: "k\(step % 8)", ttl: .seconds(3600))
+                // Short pauses, in which a write can land while a save is under way.
                 usleep(UInt32(random.next() % 5_000))
                 step += 1
             }
@@ -98,7 +109,13 @@ import Testing
         let trusted = Locked(0)
         let pendingListed = Locked<[String]>([])
         saver.start {
-            for _ in 0 ..< 200 {
+            for round in 0 ..< 120 {
+                let quiet = round % 2 == 1
+                if quiet {
+                    pause.store(true, ordering: .sequentiallyConsistent)
+                    while !setterWaits.load(ordering: .sequentiallyConsistent) { usleep(100) }
+                }
+                defer { pause.store(false, ordering: .sequentiallyConsistent) }
                 try cache.save()
                 // Held, no save can write a manifest meanwhile: what is on disk now is what an open after a kill would read.
                 try disk.withManifestWriter { () throws in
@@ -118,8 +135,8 @@ import Testing
         try setter.wait()
         let listed = pendingListed.withLock { $0 }
         #expect(listed.isEmpty, "a manifest without the dirty marker listed versions not on disk: \(listed.prefix(5))")
-        // Some saves must have left their manifest trusted, or this checked nothing.
-        #expect(trusted.withLock { $0 } > 0)
+        // The quiet saves, at least, must have left their manifest trusted, or this checked nothing.
+        #expect(trusted.withLock { $0 } >= 60)
         try cache.close()
     }
 }

@@ -29,14 +29,3 @@ final class BackgroundCall: Sendable {
 struct BackgroundCallFailed: Error, CustomStringConvertible {
     let description: String
 }
-
-/// Polls `condition` every millisecond; throws after ten seconds.
-func waitUntil(_ condition: () -> Bool) throws {
-    let deadline = Date().addingTimeInterval(10)
-    while !condition() {
-        guard Date() < deadline else { throw WaitTimedOut() }
-        usleep(1000)
-    }
-}
-
-struct WaitTimedOut: Error {}
