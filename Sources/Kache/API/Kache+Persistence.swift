@@ -172,7 +172,7 @@ extension Kache {
         var found = FoundRecords()
         found.damaged = scan.quarantined
         found.records = scan.files.map {
-            StoreState.FoundRecord(header: $0.header, location: RecordLocation(segment: 0, offset: 0, length: $0.fileLength))
+            StoreState.FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength))
         }
         for (id, length) in disk.segments.lengths() {
             guard let file = disk.segments.file(id) else { continue }

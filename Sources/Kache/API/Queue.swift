@@ -114,10 +114,10 @@ extension Kache {
             }
             let segments = persister?.segments
             // The item's segment file is taken with it: reclaiming may delete the file once the item is out.
-            let (taken, file) = store.withLock { state in
+            let (taken, file) = store.withLock { state -> (StoreState.Pop, SegmentStore.SegmentFile?) in
                 let taken = state.popOldest(space: space, now: now)
-                let segment = taken.item?.removal.record.segment ?? 0
-                return (taken, segment == 0 ? nil : segments?.file(segment))
+                guard let record = taken.item?.removal.record, record.isInSegment else { return (taken, nil) }
+                return (taken, segments?.file(record.segment))
             }
             discard(taken.expired)
             guard let (removal, value) = taken.item else { return nil }

@@ -36,6 +36,11 @@ struct EntryRecord: Sendable {
     var location: RecordLocation? {
         fileSize == 0 ? nil : RecordLocation(segment: segment, offset: offset, length: fileSize)
     }
+
+    /// Whether a version is on disk, in a file of its own.
+    var isInOwnFile: Bool { fileSize > 0 && segment == 0 }
+    /// Whether a version is on disk, as a record in a segment file.
+    var isInSegment: Bool { fileSize > 0 && segment != 0 }
 }
 
 /// Where an entry's record is on disk: in a segment file, or (segment 0) in a file of its own.
@@ -45,6 +50,9 @@ struct RecordLocation: Sendable, Equatable {
     var length: Int
 
     var isOwnFile: Bool { segment == 0 }
+
+    /// The whole file of its own, of `length` bytes.
+    static func ownFile(length: Int) -> RecordLocation { RecordLocation(segment: 0, offset: 0, length: length) }
 }
 
 /// An entry that left the index, whose file (if any) must go too.

@@ -32,7 +32,7 @@ extension StoreState {
             if record.fileSize > 0 {
                 files += 1
                 fileBytes += record.fileSize
-                if record.segment != 0 { inSegments[record.segment, default: (0, 0)].bytes += record.fileSize; inSegments[record.segment]!.count += 1 }
+                if record.isInSegment { inSegments[record.segment, default: (0, 0)].bytes += record.fileSize; inSegments[record.segment]!.count += 1 }
             }
         }
         // The segments' accounting counts as live exactly the records the index points at.

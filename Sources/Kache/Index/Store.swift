@@ -255,7 +255,7 @@ struct StoreState: Sendable {
         if record.fileSize > 0 {
             filesOnDisk -= 1
             bytesOnDisk -= record.fileSize
-            if record.segment != 0 { segments?.noteDead(record.segment, bytes: record.fileSize) }
+            if record.isInSegment { segments?.noteDead(record.segment, bytes: record.fileSize) }
         }
         var kept = record
         kept.value = nil
@@ -268,7 +268,7 @@ struct StoreState: Sendable {
         return Removal(
             spaceIndex: space, space: spaces[space].name, key: key, record: kept,
             hasFile: hasFile, tombstoneSequence: tombstone,
-            mayHaveOwnFile: record.fileSize > 0 && record.segment == 0 || record.isPendingWrite && record.length >= segmentThreshold
+            mayHaveOwnFile: record.isInOwnFile || record.isPendingWrite && record.length >= segmentThreshold
         )
     }
 
@@ -285,7 +285,7 @@ struct StoreState: Sendable {
         guard keepsFiles else { return 0 }
         if record.isPendingWrite { return charge(forLength: record.length) }
         guard record.fileSize > 0 else { return 0 }
-        return record.segment != 0 ? record.fileSize : budget.allocation(forLength: record.fileSize)
+        return record.isInSegment ? record.fileSize : budget.allocation(forLength: record.fileSize)
     }
 
     /// Undoes an insert whose file could not be written: removes its version,
@@ -334,7 +334,7 @@ struct StoreState: Sendable {
         budget.keyBytes += removal.key.utf8.count
         filesOnDisk += 1
         bytesOnDisk += record.fileSize
-        if record.segment != 0 { segments?.noteLive(record.segment, bytes: record.fileSize) }
+        if record.isInSegment { segments?.noteLive(record.segment, bytes: record.fileSize) }
         mutations += 1
         return true
     }
@@ -367,12 +367,12 @@ struct StoreState: Sendable {
         // The entry's location changed: a manifest snapshot taken before no longer describes it.
         mutations += 1
         if old.fileSize == 0 { filesOnDisk += 1 }
-        if old.fileSize > 0, old.segment != 0 { segments?.noteDead(old.segment, bytes: old.fileSize) }
+        if old.isInSegment { segments?.noteDead(old.segment, bytes: old.fileSize) }
         bytesOnDisk += location.length - old.fileSize
         budget.charged += charge(of: new) - charge(of: old)
         if !location.isOwnFile { segments?.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: true) }
         if memory.isOver { enforceMemoryBudget() }
-        return old.fileSize > 0 && old.segment == 0 && !location.isOwnFile
+        return old.isInOwnFile && !location.isOwnFile
     }
 
     /// Moves version `sequence` of `key` from one record to its copy (compaction).
@@ -424,7 +424,7 @@ struct StoreState: Sendable {
             rawBytes -= previous.rawSize
             filesOnDisk -= 1
             bytesOnDisk -= previous.fileSize
-            if previous.segment != 0 { segments?.noteDead(previous.segment, bytes: previous.fileSize) }
+            if previous.isInSegment { segments?.noteDead(previous.segment, bytes: previous.fileSize) }
         }
         if !location.isOwnFile { segments?.noteLive(location.segment, bytes: location.length) }
         rawBytes += rawSize

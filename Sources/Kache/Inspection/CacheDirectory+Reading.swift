@@ -269,7 +269,7 @@ extension CacheDirectory {
         let allocated = lstat(fullPath, &info) == 0 ? Int(info.st_blocks) * 512 : found.length
         scan.files.append(FoundFile(
             header: found.header, fileLength: found.length, allocatedBytes: allocated, file: relative,
-            location: RecordLocation(segment: 0, offset: 0, length: found.length)
+            location: .ownFile(length: found.length)
         ))
     }
 

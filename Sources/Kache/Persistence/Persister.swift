@@ -70,7 +70,7 @@ struct Persister: Sendable {
             return true
         }
         if written {
-            let location = RecordLocation(segment: 0, offset: 0, length: write.file.count)
+            let location = RecordLocation.ownFile(length: write.file.count)
             store.withLock { _ = $0.markWritten(space: write.space, key: write.key, sequence: write.sequence, location: location) }
         }
     }
@@ -101,7 +101,7 @@ struct Persister: Sendable {
         for write in ownFiles {
             disk.withExclusiveAccess(to: write.name) {
                 let stillInSegment = store.withLock { state in
-                    state.record(space: write.space, key: write.key).map { $0.fileSize > 0 && $0.segment != 0 } ?? false
+                    state.record(space: write.space, key: write.key)?.isInSegment ?? false
                 }
                 if stillInSegment { disk.delete(write.name) }
             }
@@ -154,7 +154,7 @@ struct Persister: Sendable {
             let name = EntryName(space: removal.space, key: removal.key)
             disk.withExclusiveAccess(to: name) {
                 let keep = store.withLock { state in
-                    state.record(space: removal.spaceIndex, key: removal.key).map { $0.fileSize > 0 && $0.segment == 0 || $0.isPendingWrite } ?? false
+                    state.record(space: removal.spaceIndex, key: removal.key).map { $0.isInOwnFile || $0.isPendingWrite } ?? false
                 }
                 if !keep { disk.delete(name) }
             }
