@@ -1,0 +1,136 @@
+import Foundation
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension DiskStore {
+    // MARK: - Reading
+
+    /// The result of reading one entry file.
+    package enum ReadResult {
+        case entry(EntryFile.Header, payload: Data)
+        case missing
+        /// The file is not a valid entry for `name`; `inode` identifies the file read.
+        case damaged(EntryFile.Damage, inode: UInt64)
+        /// The file could not be opened or read (`EMFILE`, `EACCES`, `EIO`,
+        /// `ENOMEM`…): that says nothing about its bytes, so it is not damage.
+        case unreadable(errno: Int32)
+    }
+
+    /// What reading a whole file found, before its bytes are decoded.
+    package enum WholeFile {
+        case bytes(Data, inode: UInt64)
+        case missing
+        /// A symbolic link, or not a regular file: never followed, never an entry.
+        case notARegularFile
+        /// Longer than the caller accepts; not read.
+        case tooLong(length: Int, inode: UInt64)
+        case unreadable(errno: Int32)
+    }
+
+    /// Reads the file at `path` whole, refusing a symbolic link in its place
+    /// (`O_NOFOLLOW`) and anything but a regular file (`O_NONBLOCK`, so a FIFO
+    /// planted in its place can't block the open). The one whole-file read of
+    /// the engine (entry files, the manifest) and of `CacheDirectory`.
+    package static func readWholeFile(path: String, maximumLength: Int = .max) -> WholeFile {
+        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: return .missing
+            // O_NOFOLLOW met a symbolic link planted in the file's place.
+            case ELOOP: return .notARegularFile
+            case let code: return .unreadable(errno: code)
+            }
+        }
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .unreadable(errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return .notARegularFile }
+        let length = Int(info.st_size)
+        let inode = UInt64(info.st_ino)
+        guard length <= maximumLength else { return .tooLong(length: length, inode: inode) }
+        var bytes = Data(count: length)
+        let got = bytes.withUnsafeMutableBytes { readFully(fd, path: path, at: 0, into: $0) }
+        guard got >= 0 else { return .unreadable(errno: errno) }
+        bytes.count = got
+        return .bytes(bytes, inode: inode)
+    }
+
+    /// Reads and verifies the file of `name` (checksum, format, that it holds
+    /// this very key), and decompresses its payload. Never traps.
+    /// - Parameter maximumLength: longer files are damaged without being read.
+    package func read(_ name: EntryName, maximumLength: Int) -> ReadResult {
+        let bytes: Data
+        let inode: UInt64
+        switch DiskStore.readWholeFile(path: path(of: name), maximumLength: maximumLength) {
+        case .missing: return .missing
+        case .notARegularFile: return .damaged(.badMagic, inode: 0)
+        case let .tooLong(length, inode): return .damaged(.lengthMismatch(expected: maximumLength, actual: length), inode: inode)
+        case let .unreadable(code): return .unreadable(errno: code)
+        case let .bytes(data, fileInode):
+            bytes = data
+            inode = fileInode
+        }
+        let decoded = bytes.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
+        }
+        switch decoded {
+        case let .success((header, payload)):
+            guard header.key == name.canonicalKey, header.space == name.space else {
+                return .damaged(.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key), inode: inode)
+            }
+            return .entry(header, payload: payload)
+        case let .failure(damage):
+            return .damaged(damage, inode: inode)
+        }
+    }
+
+
+    /// Reads from `offset` until `buffer` is full or the file ends; the bytes
+    /// read, or -1 on an error.
+    package static func readFully(_ fd: Int32, path: String, at offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if let code = DiskFaults.failure(.read, path: path) {
+            errno = code
+            return -1
+        }
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { return -1 }
+            guard n > 0 else { break }
+            done += n
+        }
+        return done
+    }
+
+    /// The manifest's bytes, or nil when there is none. A manifest that is not
+    /// a regular file (a symlink planted in its place) reads as no bytes, which
+    /// fails to decode, so it is quarantined and never followed.
+    package func readManifest() throws(StorageError) -> [UInt8]? {
+        let path = "\(root)/\(Self.manifestFile)"
+        switch DiskStore.readWholeFile(path: path) {
+        case .missing: return nil
+        case .notARegularFile, .tooLong: return []
+        case let .unreadable(code): throw .fileOperation("Reading the manifest", path: path, errno: code)
+        case let .bytes(bytes, _): return [UInt8](bytes)
+        }
+    }
+
+    // MARK: - Injected faults (tests only)
+
+    /// `open(2)`, or the failure a test injected for `path` (`DiskFaults`).
+    package static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+        if let code = DiskFaults.failure(.open, path: path) {
+            errno = code
+            return -1
+        }
+        return open(path, flags, mode)
+    }
+
+    /// Throws the failure a test injected for `operation` on `path`, if any.
+    package static func injectFault(_ operation: DiskFaults.Operation, _ path: String) throws(Errno) {
+        if let code = DiskFaults.failure(operation, path: path) { throw Errno(rawValue: code) }
+    }
+}
