@@ -122,7 +122,8 @@ extension Kache {
             }
         }
         // A manifest that lists a version still being written is a checkpoint
-        // only, even without the marker (one written before that rule was kept).
+        // only, even without the marker: earlier versions of Kache left such
+        // manifests trusted, and its entries name versions no record holds.
         let stale = manifest == nil || disk.isManifestStale || manifest!.listsPendingVersion
         // Appends from now on go to new files; the ones there are only read.
         _ = disk.segments.sealAll()
