@@ -95,13 +95,6 @@ package struct SegmentLedger: Sendable {
         liveBytes -= segment.liveBytes
     }
 
-    /// Forgets every file (before a rebuild).
-    package mutating func removeAll() {
-        segments.removeAll()
-        totalBytes = 0
-        liveBytes = 0
-    }
-
     /// Whether the checkpoint covers every record of the file.
     package func isCovered(_ segment: Segment) -> Bool {
         segment.latestSequence < checkpoint

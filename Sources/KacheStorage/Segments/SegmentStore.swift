@@ -319,9 +319,6 @@ package final class SegmentStore: Sendable {
         }
     }
 
-    /// The files open for appending.
-    package var openIDs: Set<UInt32> { table.withLock { Set($0.openByBucket.values) } }
-
     // MARK: - Deleting
 
     /// Takes out of use the sealed files that hold nothing live and that the
