@@ -37,7 +37,12 @@ let package = Package(
         // Queues, expiry policy or public API; a key-space kind is a byte to it.
         .target(
             name: "KacheStorage",
-            dependencies: ["CLZ4", "CKacheSystem", .product(name: "SystemPackage", package: "swift-system")]
+            dependencies: [
+                "CLZ4", "CKacheSystem",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "Kache",

@@ -1,4 +1,5 @@
 import Foundation
+import KacheStorage
 import Testing
 @testable import Kache
 

@@ -6,12 +6,12 @@ import Testing
 @testable import Kache
 
 @Suite struct WriteBehindQueueTests {
-    private func removal(_ index: Int) -> Persister.Job {
-        let record = EntryRecord(
-            expiry: 0, sequence: UInt64(index), rawSize: 0, value: nil,
-            isPendingWrite: false, length: 100, fileSize: 100, segment: 1, offset: 0, diskSequence: UInt64(index)
-        )
-        return .delete(Removal(spaceIndex: 0, space: "", key: "key-\(index)", record: record, hasFile: true))
+    private func removal(_ index: Int) -> RecordFiles.Job {
+        let key = "key-\(index)"
+        return .delete(RecordRemoval(
+            space: 0, key: key, name: EntryName(space: "", key: key), kind: 0, expiry: 0,
+            tombstoneSequence: UInt64(index), mayHaveOwnFile: false
+        ))
     }
 
     @Test func batchesTakeTheOldestJobsUpToTheirBytes() {

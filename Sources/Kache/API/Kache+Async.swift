@@ -82,9 +82,8 @@ extension Kache {
     /// the queue is over its limit (the caller then helps write) or `load()`
     /// holds changes back.
     private var changesStayInMemory: Bool {
-        guard let disk else { return true }
-        guard let writeBehind else { return false }
-        return !writeBehind.isOverLimit && !disk.changesArePaused
+        guard let records else { return true }
+        return !records.changesWaitForDisk && !records.disk.changesArePaused
     }
 
     /// Runs a change on the caller's thread when it stays in memory, else on

@@ -11,17 +11,17 @@ extension Kache {
     ///   entries already durable stay so.
     /// - Throws: ``KacheError/closed`` after `close()`.
     public func save() throws {
-        guard let disk else { return }
-        writeBehind?.drain()
-        let footprint = disk.measureFootprint()
-        try disk.withManifestWriter { () throws(KacheError) in
+        guard let records else { return }
+        records.drain()
+        let footprint = records.disk.measureFootprint()
+        try records.disk.withManifestWriter { () throws(KacheError) in
             guard !store.withLock({ $0.isClosed }) else { throw .closed }
             store.withLock { $0.budget.footprint = footprint }
-            try syncFiles(of: disk)
-            try writeManifest(to: disk)
+            try storage { () throws(StorageError) in try records.syncEverything() }
+            try writeManifest()
         }
         // The manifest is a checkpoint: dead segment bytes it covers can go.
-        reclaimer?.reclaim(checkpointing: false)
+        records.reclaimAfterCheckpoint()
         // The manifest's snapshot and encoding, a hundred bytes or so per
         // entry, are freed now: give the pages back rather than keep them resident.
         kache_return_freed_memory()
@@ -37,9 +37,9 @@ extension Kache {
     /// - Throws: ``KacheError/closed`` after `close()`, or a file error when a
     ///   folder or an entry file can't be read (the index is then unchanged).
     public func load() throws {
-        guard let disk else { return }
-        try disk.withChangesPaused {
-            writeBehind?.drain()
+        guard let records else { return }
+        try records.disk.withChangesPaused {
+            records.drain()
             try restoreIndex(atOpen: false)
         }
         queueWaiters.noteReload()
@@ -57,31 +57,35 @@ extension Kache {
             return !state.isClosed
         }
         queueWaiters.close()
-        guard wasOpen, let disk else { return }
+        guard wasOpen, let records else { return }
+        let disk = records.disk
         disk.stopChanges()
-        writeBehind?.stop()
+        records.stop()
         try disk.withManifestWriter { () throws(KacheError) in
             defer { disk.close() }
-            try syncFiles(of: disk)
-            try writeManifest(to: disk)
+            try storage { () throws(StorageError) in try records.syncEverything() }
+            try writeManifest()
         }
         store.withLock { $0.releaseAllValues() }
     }
 
-    /// Flushes every file written to the device, then throws the first
-    /// `async` write lost since the last time, if any: the manifest is not
-    /// written as if it were durable.
-    private func syncFiles(of disk: DiskStore) throws(KacheError) {
-        try storage { () throws(StorageError) in try disk.syncEverything() }
-        if let lost = writeBehind?.takeLostWrite() { throw lost }
+    /// The index as the manifest lists it now (under the store's lock).
+    func takeManifestSnapshot() -> ManifestSnapshot {
+        store.withLock { $0.manifestSnapshot(savedAt: clock.nanosecondsSince1970()) }
+    }
+
+    /// Writes `snapshot` as the manifest, the checkpoint recovery replays
+    /// newer records from. Call inside `disk.withManifestWriter`.
+    func writeManifest(_ snapshot: ManifestSnapshot) throws(KacheError) {
+        guard let records else { return }
+        try storage { () throws(StorageError) in try records.writeCheckpoint(snapshot.bytes, nextSequence: snapshot.nextSequence) }
     }
 
     /// Writes the index as the manifest, and removes the dirty marker if the
     /// files still match it. Call inside `disk.withManifestWriter`.
-    private func writeManifest(to disk: DiskStore) throws(KacheError) {
-        guard let persister else { return }
-        let snapshot = persister.takeManifestSnapshot(savedAt: clock.nanosecondsSince1970())
-        try persister.writeManifest(snapshot)
+    private func writeManifest() throws(KacheError) {
+        let snapshot = takeManifestSnapshot()
+        try writeManifest(snapshot)
         clearStaleMarker(after: snapshot)
     }
 
@@ -91,7 +95,7 @@ extension Kache {
     /// file job it implies has run (changes still under way are `DiskStore`'s check).
     func clearStaleMarker(after snapshot: ManifestSnapshot) {
         guard !snapshot.listsPendingVersion else { return }
-        disk?.clearStaleMarker { store.withLock { $0.mutations == snapshot.mutations } && (writeBehind?.isIdle ?? true) }
+        disk?.clearStaleMarker { store.withLock { $0.mutations == snapshot.mutations } && (records?.isIdle ?? true) }
     }
 
     /// Rebuilds the index from the manifest when it is current, else from the
@@ -101,15 +105,16 @@ extension Kache {
     /// At open (`atOpen`), temporary files in the shard folders are what a
     /// crash left, and are deleted; later (`load()`) they may be writes under way.
     func restoreIndex(atOpen: Bool) throws {
-        guard let disk else { return }
+        guard let records else { return }
         // Not while a save takes its snapshot of the index being rebuilt.
-        try disk.withManifestWriter { () throws in
+        try records.disk.withManifestWriter { () throws in
             guard !store.withLock({ $0.isClosed }) else { throw KacheError.closed }
-            try restoreIndex(from: disk, atOpen: atOpen)
+            try restoreIndex(from: records, atOpen: atOpen)
         }
     }
 
-    private func restoreIndex(from disk: DiskStore, atOpen: Bool) throws {
+    private func restoreIndex(from records: RecordStore, atOpen: Bool) throws {
+        let disk = records.disk
         var manifest: Manifest?
         var damagedManifest = false
         if let bytes = try storage({ () throws(StorageError) in try disk.readManifest() }) {
@@ -127,7 +132,7 @@ extension Kache {
         let stale = manifest == nil || disk.isManifestStale || manifest!.listsPendingVersion
         // Appends from now on go to new files; the ones there are only read.
         _ = disk.segments.sealAll()
-        let found = stale ? try findRecords(in: disk, atOpen: atOpen) : nil
+        let found = stale ? try storage { () throws(StorageError) in try records.findRecords(atOpen: atOpen) } : nil
         if found != nil { disk.noteChange() }
         let footprint = disk.measureFootprint()
         if let limit = configuration.diskBudget {
@@ -139,12 +144,12 @@ extension Kache {
             }
         }
         let now = clock.nanosecondsSince1970()
-        let (removals, deadFiles) = store.withLock { state -> ([Removal], [StoreState.FoundRecord]) in
+        let (removals, deadFiles) = store.withLock { state -> ([Removal], [FoundRecord]) in
             state.resetIndex()
             state.budget.footprint = footprint
             disk.segments.restartAccounting(latestSequences: found?.latestSequences ?? [:])
             if damagedManifest { state.counters.quarantined += 1 }
-            var deadFiles: [StoreState.FoundRecord] = []
+            var deadFiles: [FoundRecord] = []
             if let manifest { state.restoreKeySpaces(from: manifest, withEntries: found == nil) }
             if let found {
                 state.counters.quarantined += UInt64(found.damaged)
@@ -162,53 +167,6 @@ extension Kache {
             disk.withExclusiveAccess(to: name) { disk.delete(name) }
         }
         if !removals.isEmpty { disk.noteChange() }
-        persister?.delete(removals)
-    }
-
-    /// Every record on disk, for the rebuild after a crash: the headers of
-    /// files of their own, and every record of every segment file (read
-    /// sequentially, each checksum verified). A torn tail is cut at open.
-    private func findRecords(in disk: DiskStore, atOpen: Bool) throws -> FoundRecords {
-        let scan = try storage { () throws(StorageError) in try disk.scanHeaders(deletingTemporaryFiles: atOpen) }
-        var found = FoundRecords()
-        found.damaged = scan.quarantined
-        found.records = scan.files.map {
-            StoreState.FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength))
-        }
-        for (id, length) in disk.segments.lengths() {
-            guard let file = disk.segments.file(id) else { continue }
-            let records = try storage { () throws(StorageError) in try SegmentStore.scan(file) }
-            if records.validLength < length {
-                configuration.logger.warning(
-                    "Kache cut a torn tail off a segment file",
-                    metadata: ["segment": "\(disk.segments.path(of: id))", "bytes": "\(length - records.validLength)"]
-                )
-                if atOpen { disk.segments.truncate(id, to: records.validLength) }
-            }
-            if !records.damagedRanges.isEmpty {
-                configuration.logger.warning(
-                    "Kache skipped damaged bytes in a segment file; the records around them are kept",
-                    metadata: ["segment": "\(disk.segments.path(of: id))", "ranges": "\(records.damagedRanges.count)"]
-                )
-                found.damaged += records.damagedRanges.count
-            }
-            var latest: UInt64 = 0
-            for record in records.records {
-                latest = max(latest, record.header.sequence)
-                found.records.append(StoreState.FoundRecord(
-                    header: record.header, location: RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
-                ))
-            }
-            found.latestSequences[id] = latest
-        }
-        return found
-    }
-
-    /// What `findRecords` found.
-    private struct FoundRecords {
-        var records: [StoreState.FoundRecord] = []
-        var latestSequences: [UInt32: UInt64] = [:]
-        /// Damaged files quarantined and damaged runs of segment bytes skipped.
-        var damaged = 0
+        records.removeNow(removals.recordRemovals)
     }
 }

@@ -3,7 +3,9 @@ import KacheStorage
 import Logging
 
 /// An expiring key-value cache: values in memory up to a byte budget, every
-/// value also in its own LZ4-compressed, checksummed file, each with a time to live.
+/// value also on disk in an LZ4-compressed, checksummed record (small ones
+/// packed into segment files, large ones in files of their own), each with a
+/// time to live.
 ///
 /// A network client stores a response when it arrives and looks in the cache
 /// before it asks the network again:
@@ -26,15 +28,14 @@ public final class Kache: Sendable {
     let store: Store
     /// The store's entry index, for reads from memory, which take only a shard lock.
     let index: EntryIndex
-    let persister: Persister?
-    let writeBehind: WriteBehind?
-    /// Gives dead segment bytes back (checkpoints, whole-file deletes, compaction).
-    let reclaimer: Reclaimer?
+    /// Where every version's bytes live; nil in `memory` durability.
+    let records: RecordStore?
     /// Tasks waiting for a Queue's next push (`queue.items`).
     let queueWaiters = QueueWaiters()
     let defaultPoolIndex: Int
     let defaultQueueIndex: Int
-    var disk: DiskStore? { persister?.disk }
+    var disk: DiskStore? { records?.disk }
+    var writeBehind: WriteBehind? { records?.writeBehind }
     var clock: any WallClock { configuration.clock }
 
     /// The name of the Pool behind ``defaultPool``.
@@ -82,17 +83,15 @@ public final class Kache: Sendable {
         self.store = store
         index = store.withLock { $0.index }
         self.directory = disk == nil ? nil : directory
-        let persister = disk.map {
-            Persister(store: store, disk: $0, logger: configuration.logger, writesTombstones: configuration.segmentThreshold > 0 || !$0.segments.lengths().isEmpty)
+        records = disk.map { disk in
+            RecordStore(
+                disk: disk, index: StoreRecordIndex(store: store), logger: configuration.logger,
+                segmentThreshold: configuration.segmentThreshold,
+                writeBehindLimit: configuration.durability == .async ? max(configuration.memoryBudget / 2, 4 << 20) : nil,
+                queuedBytes: queuedBytes ?? QueuedBytes(), compactionThreshold: configuration.compactionThreshold,
+                now: { [clock = configuration.clock] in clock.nanosecondsSince1970() }
+            )
         }
-        self.persister = persister
-        let reclaimer = persister.map { Reclaimer(persister: $0, compactionThreshold: configuration.compactionThreshold, clock: configuration.clock) }
-        self.reclaimer = reclaimer
-        writeBehind = configuration.durability == .async ? persister.map {
-            WriteBehind(persister: $0, limit: max(configuration.memoryBudget / 2, 4 << 20), held: queuedBytes ?? QueuedBytes()) {
-                reclaimer?.reclaimIfDue()
-            }
-        } : nil
         do {
             try restoreIndex(atOpen: true)
         } catch {
@@ -106,7 +105,7 @@ public final class Kache: Sendable {
     /// lock, each exactly once.
     private func abandon() {
         store.withLock { $0.isClosed = true }
-        writeBehind?.stop()
+        records?.stop()
         disk?.close()
     }
 
@@ -208,8 +207,9 @@ public final class Kache: Sendable {
 
     /// Counts and sizes, as of now.
     public var statistics: Statistics {
-        let pending = writeBehind?.pendingCount ?? 0
-        let written = disk?.bytesWritten ?? 0
+        let pending = records?.pendingWrites ?? 0
+        let written = records?.bytesWritten ?? 0
+        let (writeErrors, compactions) = (records?.writeErrors ?? 0, records?.compactions ?? 0)
         let reads = index.readCounts
         return store.withLock { state in
             let segments = state.segments?.withLedger { $0 } ?? SegmentLedger()
@@ -222,7 +222,7 @@ public final class Kache: Sendable {
                 evictions: state.counters.evictions,
                 memoryEvictions: state.counters.memoryEvictions,
                 quarantined: state.counters.quarantined,
-                writeErrors: state.counters.writeErrors,
+                writeErrors: writeErrors,
                 readErrors: state.counters.readErrors,
                 entries: state.spaces.reduce(0) { $0 + $1.count },
                 entriesInMemory: state.memory.values,
@@ -238,7 +238,7 @@ public final class Kache: Sendable {
                 segmentFiles: segments.fileCount,
                 segmentBytes: segments.totalBytes,
                 deadBytes: segments.deadBytes,
-                compactions: state.counters.compactions,
+                compactions: compactions,
                 bytesWritten: written,
                 rawBytes: state.rawBytes,
                 pendingWrites: pending
@@ -251,7 +251,7 @@ public final class Kache: Sendable {
     func put(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
         try changingFiles { try insert(data, key: key, space: ref, ttl: ttl) }
         // In `async` the writer thread reclaims after its batches.
-        if writeBehind == nil { reclaimer?.reclaimIfDue() }
+        if let records, records.writeBehind == nil { records.reclaimIfDue() }
     }
 
     private func insert(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
@@ -262,7 +262,7 @@ public final class Kache: Sendable {
     /// A version in the index whose record is not on disk yet.
     struct PendingVersion: Sendable {
         var insertion: StoreState.Insertion
-        var write: Persister.Write
+        var write: RecordWrite
     }
 
     /// Validates and inserts a new version of `key` into the index (sweeping,
@@ -276,7 +276,7 @@ public final class Kache: Sendable {
         guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
         let now = clock.nanosecondsSince1970()
         let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
-        guard persister != nil else {
+        guard let records else {
             try store.withLock { state throws(KacheError) in
                 guard !state.isClosed else { throw .closed }
                 _ = state.insert(space: space, key: key, value: data, expiry: expiry, now: now)
@@ -290,7 +290,7 @@ public final class Kache: Sendable {
         var file = EntryFile.draft(
             name: name, kind: ref.kind.rawValue, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
         )
-        let bucket = file.bytes.count < configuration.segmentThreshold ? SegmentStore.Bucket(expiry: expiry, now: now) : nil
+        let bucket = records.bucket(forLength: file.bytes.count, expiry: expiry, now: now)
         let insertion = try store.withLock { state throws(KacheError) in
             guard !state.isClosed else { throw .closed }
             if let limit = state.budget.limit {
@@ -301,9 +301,9 @@ public final class Kache: Sendable {
         }
         file.seal(sequence: insertion.sequence)
         // Queued for the writer: in a staging block, so that the buffer freed once written leaves no hole.
-        let bytes = writeBehind?.staging.stage(file.bytes) ?? file.bytes
-        let write = Persister.Write(
-            space: space, key: key, name: name, file: bytes, rawSize: data.count, sequence: insertion.sequence, bucket: bucket
+        let write = RecordWrite(
+            version: RecordVersion(space: space, key: key, sequence: insertion.sequence), name: name,
+            file: records.stage(file.bytes), rawSize: data.count, bucket: bucket
         )
         return PendingVersion(insertion: insertion, write: write)
     }
@@ -311,24 +311,24 @@ public final class Kache: Sendable {
     /// Writes a version `indexVersion` inserted (queues it in `async`), and
     /// deletes the files of the entries it made leave.
     func carryToDisk(_ pending: PendingVersion) throws {
-        guard let persister else { return }
+        guard let records else { return }
         let (insertion, write) = (pending.insertion, pending.write)
-        if let writeBehind {
-            writeBehind.enqueue([.write(write)] + insertion.removals.map { .delete($0) })
+        if records.writeBehind != nil {
+            records.queue(write, removals: insertion.removals.recordRemovals)
             return
         }
         // The new file first, the victims' files after: if the write fails, the
         // entries it evicted are put back with their files untouched. The budget
         // was charged at insert, so the directory is within it once this returns.
         do {
-            try persister.write(write)
+            try records.write(write)
         } catch {
-            let trimmed = store.withLock { $0.rollBack(insertion, space: write.space, key: write.key) }
+            let trimmed = store.withLock { $0.rollBack(insertion, space: write.version.space, key: write.version.key) }
             // Only the entries that stayed out go (a delete keeps files of keys in the index).
-            persister.delete(Kache.stayedOut(insertion.removals + trimmed, store: store))
-            throw error
+            records.remove(Kache.stayedOut(insertion.removals + trimmed, store: store).recordRemovals)
+            throw KacheError(error)
         }
-        persister.delete(insertion.removals)
+        records.remove(insertion.removals.recordRemovals)
     }
 
     /// The removals whose key is not back in the index (a rolled-back insert
@@ -358,11 +358,11 @@ public final class Kache: Sendable {
             if case let .hit(value) = fast { return value }
             return nil
         }
-        let segments = persister?.segments
+        guard let records else { return nil }
         let (lookup, file) = store.withLock { state in
             let lookup = state.lookup(space: space, key: key, now: now)
-            guard case let .onDisk(_, location) = lookup, !location.isOwnFile else { return (lookup, nil as SegmentStore.SegmentFile?) }
-            return (lookup, segments?.file(location.segment))
+            guard case let .onDisk(_, location) = lookup else { return (lookup, nil as SegmentStore.SegmentFile?) }
+            return (lookup, records.segmentFile(for: location))
         }
         switch lookup {
         case let .hit(value):
@@ -370,10 +370,9 @@ public final class Kache: Sendable {
         case .miss:
             return nil
         case let .onDisk(sequence, location):
-            guard let persister else { return nil }
-            return persister.read(
-                space: space, key: key, name: EntryName(space: ref.name, key: key), sequence: sequence, location: location,
-                file: file, maximumLength: maximumFileLength, insideChange: insideChange
+            return readFromDisk(
+                RecordVersion(space: space, key: key, sequence: sequence), name: EntryName(space: ref.name, key: key),
+                at: location, in: file, records: records, insideChange: insideChange
             )
         }
     }
@@ -401,12 +400,8 @@ public final class Kache: Sendable {
     /// Deletes the files of entries that left the index (in the background in
     /// `async`). Call inside `changingFiles`.
     func discard(_ removals: [Removal]) {
-        guard let persister, !removals.isEmpty else { return }
-        if let writeBehind {
-            writeBehind.enqueue(removals.map { .delete($0) })
-        } else {
-            persister.delete(removals)
-        }
+        guard let records, !removals.isEmpty else { return }
+        records.remove(removals.recordRemovals)
     }
 
     /// The longest file a valid entry can have, in any configuration: a value

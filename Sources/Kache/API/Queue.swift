@@ -112,12 +112,11 @@ extension Kache {
                 if store.withLock({ $0.isCurrent(space: space, key: oldest.key, sequence: oldest.sequence) }) { return nil }
                 continue
             }
-            let segments = persister?.segments
             // The item's segment file is taken with it: reclaiming may delete the file once the item is out.
             let (taken, file) = store.withLock { state -> (StoreState.Pop, SegmentStore.SegmentFile?) in
                 let taken = state.popOldest(space: space, now: now)
-                guard let record = taken.item?.removal.record, record.isInSegment else { return (taken, nil) }
-                return (taken, segments?.file(record.segment))
+                guard let location = taken.item?.removal.record.location else { return (taken, nil) }
+                return (taken, records?.segmentFile(for: location))
             }
             discard(taken.expired)
             guard let (removal, value) = taken.item else { return nil }
@@ -151,25 +150,18 @@ extension Kache {
     /// Reads the file of an entry already taken out of the index (a popped
     /// Queue item). Call inside `changingFiles`.
     private func readRemoved(_ removal: Removal, file: SegmentStore.SegmentFile?) -> RemovedRead {
-        guard let persister else { return .gone }
+        guard let records else { return .gone }
         let name = EntryName(space: removal.space, key: removal.key)
         guard let location = removal.record.location else { return .gone }
-        switch persister.readRecord(name, at: location, in: file, maximumLength: maximumFileLength) {
+        switch records.readRecord(name, at: location, in: file, maximumLength: maximumFileLength) {
         case let .entry(header, payload) where header.sequence == removal.sequence:
             store.withLock { $0.counters.diskHits += 1 }
             return .value(payload)
         case let .damaged(damage, inode):
-            if location.isOwnFile {
-                let moved = persister.disk.withExclusiveAccess(to: name) { persister.disk.quarantine(name, inode: inode) }
-                configuration.logger.warning("Kache moved a damaged Queue item to quarantine: \(damage)")
-                if let moved { store.withLock { $0.noteQuarantined(bytes: moved) } }
-            } else {
-                configuration.logger.warning("Kache found a damaged Queue item in a segment: \(damage)")
-                store.withLock { $0.counters.quarantined += 1 }
-            }
+            quarantineDamaged(name, at: location, inode: inode, damage: damage, records: records)
             return .gone
         case let .unreadable(code):
-            persister.noteUnreadable(name, errno: code)
+            noteUnreadable(name, errno: code)
             return .unreadable
         case .entry, .missing:
             return .gone

@@ -43,22 +43,12 @@ struct EntryRecord: Sendable {
     var isInSegment: Bool { fileSize > 0 && segment != 0 }
 }
 
-/// Where an entry's record is on disk: in a segment file, or (segment 0) in a file of its own.
-struct RecordLocation: Sendable, Equatable {
-    var segment: UInt32
-    var offset: UInt32
-    var length: Int
-
-    var isOwnFile: Bool { segment == 0 }
-
-    /// The whole file of its own, of `length` bytes.
-    static func ownFile(length: Int) -> RecordLocation { RecordLocation(segment: 0, offset: 0, length: length) }
-}
-
 /// An entry that left the index, whose file (if any) must go too.
 struct Removal: Sendable {
     var spaceIndex: Int
     var space: String
+    /// The key space's kind, for the tombstone's header.
+    var kind: KeySpace.Kind
     var key: String
     /// Its record as it left, without the value: enough to put it back.
     var record: EntryRecord
@@ -74,4 +64,21 @@ struct Removal: Sendable {
     var mayHaveOwnFile = true
 
     var sequence: UInt64 { record.sequence }
+}
+
+extension Removal {
+    /// What the record store needs to record the removal on disk.
+    var recordRemoval: RecordRemoval {
+        RecordRemoval(
+            space: spaceIndex, key: key, name: EntryName(space: space, key: key), kind: kind.rawValue,
+            expiry: record.expiry, tombstoneSequence: tombstoneSequence, mayHaveOwnFile: mayHaveOwnFile
+        )
+    }
+}
+
+extension [Removal] {
+    /// The removals that have a file or a record to remove, as the record store takes them.
+    var recordRemovals: [RecordRemoval] {
+        compactMap { $0.hasFile ? $0.recordRemoval : nil }
+    }
 }

@@ -1,3 +1,4 @@
+import KacheStorage
 import DequeModule
 
 /// Which values stay in memory, within a byte budget: the CLOCK algorithm, an

@@ -91,7 +91,7 @@ extension Kache {
     /// through a kill. Tests only; the real SIGKILL harness is in scripts/.
     func abandonForTesting() {
         store.withLock { $0.isClosed = true }
-        writeBehind?.abandon()
+        records?.writeBehind?.abandon()
         disk?.abandon()
     }
 }

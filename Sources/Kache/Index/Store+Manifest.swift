@@ -93,12 +93,6 @@ extension StoreState {
         }
     }
 
-    /// A record found on disk by the rebuild after a crash.
-    struct FoundRecord: Sendable {
-        var header: EntryFile.Header
-        var location: RecordLocation
-    }
-
     /// Restores entries from the records found on disk, when the manifest is
     /// stale or missing. `manifest` (if any) is the last checkpoint: a record
     /// older than it is live only if it lists that very version (or names it

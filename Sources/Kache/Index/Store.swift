@@ -48,9 +48,7 @@ struct StoreState: Sendable {
         var evictions: UInt64 = 0
         var memoryEvictions: UInt64 = 0
         var quarantined: UInt64 = 0
-        var writeErrors: UInt64 = 0
         var readErrors: UInt64 = 0
-        var compactions: UInt64 = 0
     }
 
     /// The top level's index in `spaces`.
@@ -266,7 +264,7 @@ struct StoreState: Sendable {
             nextSequence += 1
         }
         return Removal(
-            spaceIndex: space, space: spaces[space].name, key: key, record: kept,
+            spaceIndex: space, space: spaces[space].name, kind: spaces[space].kind, key: key, record: kept,
             hasFile: hasFile, tombstoneSequence: tombstone,
             mayHaveOwnFile: record.isInOwnFile || record.isPendingWrite && record.length >= segmentThreshold
         )
@@ -301,9 +299,8 @@ struct StoreState: Sendable {
         spaces[space].noteRemoved()
         _ = forget(space: space, key: key, record: current)
         mutations += 1
-        counters.writeErrors += 1
         if let previous = insertion.previous {
-            reinstate(Removal(spaceIndex: space, space: spaces[space].name, key: key, record: previous, hasFile: true))
+            reinstate(Removal(spaceIndex: space, space: spaces[space].name, kind: spaces[space].kind, key: key, record: previous, hasFile: true))
         }
         for victim in insertion.evicted where reinstate(victim) {
             spaces[victim.spaceIndex].counters.evictions -= 1

@@ -118,7 +118,7 @@ struct FoundFile: Sendable {
     /// Where it is (segment 0: a file of its own).
     var location: RecordLocation
 
-    var record: StoreState.FoundRecord { StoreState.FoundRecord(header: header, location: location) }
+    var record: FoundRecord { FoundRecord(header: header, location: location) }
 }
 
 /// One segment file as the scan found it.

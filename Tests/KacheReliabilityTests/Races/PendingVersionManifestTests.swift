@@ -52,12 +52,11 @@ import Testing
         try cache.save()
 
         let disk = try #require(cache.disk)
-        let persister = try #require(cache.persister)
         #expect(disk.beginChange())
         let pending = try #require(try cache.indexVersion(acknowledged, key: "k53", space: .topLevel, ttl: .seconds(3600)))
         try disk.withManifestWriter { () throws in
-            let snapshot = persister.takeManifestSnapshot(savedAt: configuration.clock.nanosecondsSince1970())
-            try persister.writeManifest(snapshot)
+            let snapshot = cache.takeManifestSnapshot()
+            try cache.writeManifest(snapshot)
             try cache.carryToDisk(pending)
             disk.endChange()
             cache.writeBehind?.drain()

@@ -2,7 +2,6 @@ import CKacheSystem
 import DequeModule
 import Dispatch
 import Foundation
-import KacheStorage
 
 /// The background writer of `async` durability: a queue of file writes and
 /// deletions, drained by one thread.
@@ -11,17 +10,17 @@ import KacheStorage
 /// `limit`, the caller runs queued jobs itself until they are back under it
 /// (so a burst is absorbed, and a sustained load runs at the disk's pace on
 /// two threads instead of growing memory without bound). Jobs may run in any
-/// order on either thread: `Persister` makes every job check, under its name's
+/// order on either thread: `RecordFiles` makes every job check, under its name's
 /// stripe, that it is still current.
-final class WriteBehind: Sendable {
-    struct Queue: Sendable {
+package final class WriteBehind: Sendable {
+    package struct Queue: Sendable {
         /// The memory the queued jobs hold, as the memory budget counts it,
         /// until they are written (a batch taken is still in memory).
-        let held: QueuedBytes
-        private(set) var jobs = Deque<Persister.Job>()
-        private(set) var bytes = 0
+        package let held: QueuedBytes
+        package private(set) var jobs = Deque<RecordFiles.Job>()
+        package private(set) var bytes = 0
         /// The most jobs queued at once since `jobs` last had fresh storage.
-        private(set) var highWater = 0
+        package private(set) var highWater = 0
         /// Jobs taken by a thread and not finished yet.
         var inFlight = 0
         var stopping = false
@@ -32,14 +31,18 @@ final class WriteBehind: Sendable {
         var writerAsleep = false
         /// The first write lost since `takeLostWrite()` last ran: its `set`
         /// had returned, so only the next `save()` can report it.
-        var lostWrite: KacheError?
+        var lostWrite: StorageError?
 
         /// A deque keeps the storage it grew to (about 120 bytes a job): after
         /// a burst of 100,000 writes that is 12 MB held for good. Once a queue
         /// that grew past this many jobs is empty, it starts over.
-        static let jobsKept = 4_096
+        package static let jobsKept = 4_096
 
-        mutating func append(_ job: Persister.Job) {
+        package init(held: QueuedBytes) {
+            self.held = held
+        }
+
+        package mutating func append(_ job: RecordFiles.Job) {
             guard !isAbandoned else { return }
             jobs.append(job)
             bytes += job.byteCount
@@ -48,8 +51,8 @@ final class WriteBehind: Sendable {
         }
 
         /// Takes the oldest jobs, up to `maximumBytes` of them (at least one).
-        mutating func takeBatch(maximumBytes: Int) -> [Persister.Job] {
-            var batch: [Persister.Job] = []
+        package mutating func takeBatch(maximumBytes: Int) -> [RecordFiles.Job] {
+            var batch: [RecordFiles.Job] = []
             var taken = 0
             while taken < maximumBytes, let job = jobs.popFirst() {
                 taken += job.byteCount
@@ -66,7 +69,7 @@ final class WriteBehind: Sendable {
         /// Drops every queued job unrun and every job queued later, as a
         /// killed process loses them; what they held leaves the memory count.
         /// Batches taken already are not touched: they finish and release their own.
-        mutating func abandon() {
+        package mutating func abandon() {
             isAbandoned = true
             held.add(-jobs.reduce(0) { $0 + QueuedBytes.held(by: $1) })
             jobs = Deque()
@@ -77,18 +80,18 @@ final class WriteBehind: Sendable {
 
     private let queue: Locked<Queue>
     /// Holds the encoded files of queued writes.
-    let staging = StagingArea()
+    package let staging = StagingArea()
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private let persister: Persister
+    private let files: RecordFiles
     private let limit: Int
     /// Runs after each batch, on the thread that ran it (reclaiming segment space).
     private let afterBatch: @Sendable () -> Void
 
     /// `held` counts what the queue holds for the memory budget.
-    init(persister: Persister, limit: Int, held: QueuedBytes, afterBatch: @escaping @Sendable () -> Void = {}) {
+    init(files: RecordFiles, limit: Int, held: QueuedBytes, afterBatch: @escaping @Sendable () -> Void = {}) {
         queue = Locked(Queue(held: held))
-        self.persister = persister
+        self.files = files
         self.limit = limit
         self.afterBatch = afterBatch
         let thread = Thread { [self] in self.run() }
@@ -97,7 +100,7 @@ final class WriteBehind: Sendable {
     }
 
     /// Queues `jobs`; when the queue holds more than the limit, helps drain it.
-    func enqueue(_ jobs: [Persister.Job]) {
+    package func enqueue(_ jobs: [RecordFiles.Job]) {
         guard !jobs.isEmpty else { return }
         let (over, wakesWriter) = queue.withLock { queue in
             for job in jobs { queue.append(job) }
@@ -112,13 +115,13 @@ final class WriteBehind: Sendable {
 
     /// Runs every queued job and waits for the ones in flight: afterwards every
     /// write queued before the call is in its file.
-    func drain() {
+    package func drain() {
         while let batch = take(whileOverLimit: false) { run(batch) }
         while queue.withLock({ $0.inFlight > 0 }) { usleep(100) }
     }
 
     /// Drains the queue and stops the thread.
-    func stop() {
+    package func stop() {
         drain()
         let wasRunning = queue.withLock { queue in
             defer { queue.stopping = true }
@@ -135,7 +138,7 @@ final class WriteBehind: Sendable {
     /// enqueued from now on. A batch a thread has taken already runs to its
     /// end (a kill would leave it half-written at worst, which recovery
     /// handles); then the thread stops. Unlike `stop()`, nothing is drained.
-    func abandon() {
+    package func abandon() {
         let wasRunning = queue.withLock { queue in
             queue.abandon()
             defer { queue.stopping = true }
@@ -149,7 +152,7 @@ final class WriteBehind: Sendable {
 
     /// The first write lost since the last call, once (as fsync(2) reports
     /// the writeback errors since the last sync); nil when none was.
-    func takeLostWrite() -> KacheError? {
+    package func takeLostWrite() -> StorageError? {
         queue.withLock { queue in
             defer { queue.lostWrite = nil }
             return queue.lostWrite
@@ -157,20 +160,20 @@ final class WriteBehind: Sendable {
     }
 
     /// Whether no job is queued or running.
-    var isIdle: Bool { queue.withLock { $0.jobs.isEmpty && $0.inFlight == 0 } }
+    package var isIdle: Bool { queue.withLock { $0.jobs.isEmpty && $0.inFlight == 0 } }
 
     /// Whether the queue holds more than its limit: an enqueue now helps write.
-    var isOverLimit: Bool { queue.withLock { $0.bytes > limit } }
+    package var isOverLimit: Bool { queue.withLock { $0.bytes > limit } }
 
     /// Jobs waiting to run.
-    var pendingCount: Int { queue.withLock { $0.jobs.count } }
+    package var pendingCount: Int { queue.withLock { $0.jobs.count } }
 
     /// The most bytes of jobs one batch takes: small records go to disk in
     /// one write call per segment bucket, so a batch is what one write carries.
     static let batchBytes = 1 << 20
 
     /// Takes the oldest jobs, up to `batchBytes` of them (at least one).
-    private func take(whileOverLimit: Bool) -> [Persister.Job]? {
+    private func take(whileOverLimit: Bool) -> [RecordFiles.Job]? {
         queue.withLock { queue in
             guard !whileOverLimit || queue.bytes > limit, !queue.jobs.isEmpty else { return nil }
             let batch = queue.takeBatch(maximumBytes: WriteBehind.batchBytes)
@@ -179,8 +182,8 @@ final class WriteBehind: Sendable {
         }
     }
 
-    private func run(_ batch: [Persister.Job]) {
-        let lost = persister.perform(batch)
+    private func run(_ batch: [RecordFiles.Job]) {
+        let lost = files.perform(batch)
         queue.withLock { queue in
             if queue.lostWrite == nil { queue.lostWrite = lost }
             queue.inFlight -= batch.count

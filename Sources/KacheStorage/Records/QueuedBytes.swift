@@ -9,21 +9,23 @@ import Synchronization
 /// An atomic, not a field under a lock: the queue changes it under its own
 /// lock, and the store reads it under the store's, and neither lock may wait
 /// for the other.
-final class QueuedBytes: Sendable {
+package final class QueuedBytes: Sendable {
     private let bytes = Atomic<Int>(0)
+
+    package init() {}
 
     /// What a queued job holds that the budget does not count already (a
     /// write's value is in memory, and counted, until its file is written).
-    static func held(by job: Persister.Job) -> Int {
+    package static func held(by job: RecordFiles.Job) -> Int {
         switch job {
-        case let .write(write): return write.file.count + MemoryLayout<Persister.Job>.stride
-        case let .delete(removal): return removal.key.utf8.count + MemoryLayout<Persister.Job>.stride
+        case let .write(write): return write.file.count + MemoryLayout<RecordFiles.Job>.stride
+        case let .delete(removal): return removal.key.utf8.count + MemoryLayout<RecordFiles.Job>.stride
         }
     }
 
-    var current: Int { bytes.load(ordering: .relaxed) }
+    package var current: Int { bytes.load(ordering: .relaxed) }
 
-    func add(_ count: Int) {
+    package func add(_ count: Int) {
         bytes.wrappingAdd(count, ordering: .relaxed)
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import KacheStorage
 
 /// Where the write-behind queue keeps the encoded files it waits to write:
 /// copied into 1 MiB blocks mapped for the purpose, each unmapped once the
@@ -12,10 +11,10 @@ import KacheStorage
 /// which no later `malloc_trim` could give back (W1 kept 45 MB more than
 /// `sync` after `save()`; docs/MEMORY.md). A block is whole pages, returned
 /// to the system the moment it is empty.
-final class StagingArea: Sendable {
+package final class StagingArea: Sendable {
     /// Files this long or longer keep their own buffer: malloc maps those
     /// itself (its threshold is 128 KiB or more), so they leave no holes.
-    static let largestStaged = 64 << 10
+    package static let largestStaged = 64 << 10
     static let blockLength = 1 << 20
 
     private struct Block: @unchecked Sendable {
@@ -29,8 +28,10 @@ final class StagingArea: Sendable {
 
     private let current = Locked<Block?>(nil)
 
+    package init() {}
+
     /// `file`'s bytes, in a block when it is small enough.
-    func stage(_ file: Data) -> Data {
+    package func stage(_ file: Data) -> Data {
         let length = file.count
         guard length > 0, length < Self.largestStaged else { return file }
         return current.withLock { block -> Data in

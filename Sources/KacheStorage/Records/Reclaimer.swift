@@ -1,5 +1,4 @@
 import Foundation
-import KacheStorage
 import Synchronization
 
 /// Gives the dead bytes of segment files back to the file system.
@@ -22,10 +21,11 @@ import Synchronization
 /// One reclaim runs at a time, on whichever thread finds it due (the
 /// write-behind thread in `async`, a writer in `sync`/`fsync`); each step
 /// holds the store's lock only for short bookkeeping.
-final class Reclaimer: Sendable {
-    let persister: Persister
+package final class Reclaimer: Sendable {
+    let files: RecordFiles
     let compactionThreshold: Double
-    let clock: any WallClock
+    /// The time now, for the expiry buckets of copied records.
+    let now: @Sendable () -> Timestamp
     private let running = Atomic<Bool>(false)
 
     /// Checkpoint once this many bytes were appended since the last one (or
@@ -34,20 +34,20 @@ final class Reclaimer: Sendable {
     /// The most bytes one reclaim copies, so a writer that runs it waits little.
     static let compactionBytesPerRound = 8 << 20
 
-    init(persister: Persister, compactionThreshold: Double, clock: any WallClock) {
-        self.persister = persister
+    init(files: RecordFiles, compactionThreshold: Double, now: @escaping @Sendable () -> Timestamp) {
+        self.files = files
         self.compactionThreshold = compactionThreshold
-        self.clock = clock
+        self.now = now
     }
 
-    private var store: Store { persister.store }
-    private var disk: DiskStore { persister.disk }
-    private var segments: SegmentStore { persister.segments }
+    private var index: any RecordIndex { files.index }
+    private var disk: DiskStore { files.disk }
+    private var segments: SegmentStore { files.segments }
 
     /// Reclaims if a checkpoint is due or the disk budget is overrun by dead
     /// bytes; returns at once if another thread is reclaiming. Call outside
     /// any change under way (it pauses changes to delete files).
-    func reclaimIfDue() {
+    package func reclaimIfDue() {
         // Over the budget, reclaim sooner, but not on every set: a checkpoint
         // can only free what was appended since the last one.
         let soon = segments.maximumLength / 4
@@ -56,51 +56,47 @@ final class Reclaimer: Sendable {
              ledger.appendedSinceCheckpoint >= max(Reclaimer.checkpointInterval, ledger.liveBytes),
              ledger.appendedSinceCheckpoint >= soon)
         }
-        guard hasDeadBytes, dueByAppends || dueIfOverBudget && store.withLock({ $0.isOverDiskBudgetWithDeadBytes }) else { return }
+        guard hasDeadBytes, dueByAppends || dueIfOverBudget && index.isOverBudgetWithDeadBytes else { return }
         reclaim(checkpointing: true)
     }
 
     /// Runs the three steps (the first only when `checkpointing`), unless
     /// another thread is at it.
-    func reclaim(checkpointing: Bool) {
+    package func reclaim(checkpointing: Bool) {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         defer { running.store(false, ordering: .releasing) }
         if checkpointing {
             do {
                 try checkpoint()
             } catch {
-                persister.logger.warning("Kache could not write a checkpoint; dead segment bytes stay for now: \(error)")
+                files.logger.warning("Kache could not write a checkpoint; dead segment bytes stay for now: \(error)")
                 return
             }
         }
-        sealFilesWorthReclaiming()
+        // Files that hold nothing live or enough dead bytes are sealed: from
+        // now on they only lose bytes, and can go.
+        segments.sealFilesWorthReclaiming(threshold: compactionThreshold)
         deleteEmptyFiles()
         compact()
         deleteEmptyFiles()
     }
 
-    /// Seals the open files that hold nothing live or whose dead bytes pass
-    /// the threshold: from now on they only lose bytes, and can go.
-    private func sealFilesWorthReclaiming() {
-        segments.sealFilesWorthReclaiming(threshold: compactionThreshold)
-    }
-
     /// Writes the manifest as it is now; the dirty marker stays (only `save()` clears it).
-    private func checkpoint() throws(KacheError) {
-        try disk.withManifestWriter { () throws(KacheError) in
-            guard !store.withLock({ $0.isClosed }) else { return }
-            try persister.writeManifest(persister.takeManifestSnapshot(savedAt: clock.nanosecondsSince1970()))
+    private func checkpoint() throws(StorageError) {
+        try disk.withManifestWriter { () throws(StorageError) in
+            guard let (manifest, nextSequence) = index.checkpoint(savedAt: now()) else { return }
+            try files.writeCheckpoint(manifest, nextSequence: nextSequence)
         }
     }
 
     /// Deletes the sealed, covered files that hold nothing live
     /// (`SegmentStore.retireEmptyFiles`).
     ///
-    /// Retired under the store's lock: readers take a record's location and
-    /// its file under it, so one that looked up a record before still reads
-    /// it after the unlink, and none finds a location in a retired file after.
+    /// Retired while no reader is between a record's location and its file
+    /// (`RecordIndex.excludingReaders`): one that looked up a record before
+    /// still reads it after the unlink, and none finds a location in a retired file after.
     func deleteEmptyFiles() {
-        let retired = store.withLock { _ in segments.retireEmptyFiles() }
+        let retired = index.excludingReaders { segments.retireEmptyFiles() }
         segments.unlinkRetired(retired)
     }
 
@@ -115,38 +111,35 @@ final class Reclaimer: Sendable {
             let bytes = file.read(offset: 0, length: scan.validLength) ?? Data()
             guard bytes.count == scan.validLength else { continue }
             // The records the index still points at, by bucket.
-            let now = clock.nanosecondsSince1970()
-            let live = store.withLock { state in
-                scan.records.filter { record in
-                    guard !record.header.isTombstone, let space = state.spaceIndex[record.header.space] else { return false }
-                    let here = RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
-                    return state.currentLocation(space: space, key: record.header.key, sequence: record.header.sequence) == here
-                }
-            }
-            var byBucket: [SegmentStore.Bucket: [SegmentStore.ScannedRecord]] = [:]
-            for record in live {
-                byBucket[SegmentStore.Bucket(expiry: record.header.expiry, now: now), default: []].append(record)
+            let spaces = index.spaces(named: Set(scan.records.map(\.header.space)))
+            let found = scan.records.map { record -> (version: RecordVersion, record: SegmentStore.ScannedRecord)? in
+                guard !record.header.isTombstone, let space = spaces[record.header.space] else { return nil }
+                return (RecordVersion(space: space, key: record.header.key, sequence: record.header.sequence), record)
+            }.compactMap { $0 }
+            let current = index.locations(of: found.map(\.version))
+            let now = now()
+            var byBucket: [SegmentStore.Bucket: [(version: RecordVersion, record: SegmentStore.ScannedRecord)]] = [:]
+            for ((version, record), location) in zip(found, current)
+            where location == RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length) {
+                byBucket[SegmentStore.Bucket(expiry: record.header.expiry, now: now), default: []].append((version, record))
             }
             for (bucket, records) in byBucket {
-                var out = Data(capacity: records.reduce(0) { $0 + $1.length })
-                for record in records { out.append(bytes[record.offset ..< record.offset + record.length]) }
+                var out = Data(capacity: records.reduce(0) { $0 + $1.record.length })
+                for (_, record) in records { out.append(bytes[record.offset ..< record.offset + record.length]) }
                 guard let placement = try? segments.append(out, bucket: bucket),
                       (try? segments.flush(placement.segment)) != nil
                 else { return }
                 copied += out.count
-                store.withLock { state in
-                    var offset = placement.offset
-                    for record in records {
-                        let from = RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
-                        let to = RecordLocation(segment: placement.segment, offset: UInt32(offset), length: record.length)
-                        offset += record.length
-                        if let space = state.spaceIndex[record.header.space] {
-                            _ = state.relocate(space: space, key: record.header.key, sequence: record.header.sequence, from: from, to: to)
-                        }
-                    }
+                var offset = placement.offset
+                var moves: [(version: RecordVersion, from: RecordLocation, to: RecordLocation)] = []
+                for (version, record) in records {
+                    let from = RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
+                    moves.append((version, from, RecordLocation(segment: placement.segment, offset: UInt32(offset), length: record.length)))
+                    offset += record.length
                 }
+                index.relocate(moves)
             }
-            store.withLock { $0.counters.compactions += 1 }
+            files.counters.compactions.add(1, ordering: .relaxed)
         }
     }
 }

@@ -1,0 +1,66 @@
+import KacheStorage
+
+/// The index as the record store sees it (`RecordIndex`): each call takes
+/// the store's lock once.
+struct StoreRecordIndex: RecordIndex {
+    let store: Store
+
+    func areCurrent(_ versions: [RecordVersion]) -> [Bool] {
+        store.withLock { state in versions.map { state.isCurrent(space: $0.space, key: $0.key, sequence: $0.sequence) } }
+    }
+
+    func locations(of versions: [RecordVersion]) -> [RecordLocation?] {
+        store.withLock { state in versions.map { state.currentLocation(space: $0.space, key: $0.key, sequence: $0.sequence) } }
+    }
+
+    func commit(_ landed: [(version: RecordVersion, location: RecordLocation)]) -> [RecordVersion] {
+        store.withLock { state in
+            landed.compactMap { version, location in
+                state.markWritten(space: version.space, key: version.key, sequence: version.sequence, location: location) ? version : nil
+            }
+        }
+    }
+
+    func relocate(_ moves: [(version: RecordVersion, from: RecordLocation, to: RecordLocation)]) {
+        store.withLock { state in
+            for (version, from, to) in moves {
+                _ = state.relocate(space: version.space, key: version.key, sequence: version.sequence, from: from, to: to)
+            }
+        }
+    }
+
+    func keepsOwnFile(space: Int, key: String) -> Bool {
+        store.withLock { state in state.record(space: space, key: key).map { $0.isInOwnFile || $0.isPendingWrite } ?? false }
+    }
+
+    func discardUnwritten(_ version: RecordVersion) -> RecordRemoval? {
+        store.withLock { state in
+            guard state.isCurrent(space: version.space, key: version.key, sequence: version.sequence) else { return nil }
+            return state.remove(space: version.space, key: version.key)?.recordRemoval
+        }
+    }
+
+    func spaces(named names: Set<String>) -> [String: Int] {
+        store.withLock { state in
+            var numbers: [String: Int] = [:]
+            for name in names { numbers[name] = state.spaceIndex[name] }
+            return numbers
+        }
+    }
+
+    var isOverBudgetWithDeadBytes: Bool {
+        store.withLock { $0.isOverDiskBudgetWithDeadBytes }
+    }
+
+    func checkpoint(savedAt: Timestamp) -> (manifest: [UInt8], nextSequence: UInt64)? {
+        store.withLock { state in
+            guard !state.isClosed else { return nil }
+            let snapshot = state.manifestSnapshot(savedAt: savedAt)
+            return (snapshot.bytes, snapshot.nextSequence)
+        }
+    }
+
+    func excludingReaders<R: Sendable>(_ body: () -> R) -> R {
+        store.withLock { _ in body() }
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+import Logging
+
+/// Reads and writes records in the directory's files, in an order that
+/// can't go wrong.
+///
+/// A large entry's file is written under its name's stripe
+/// (`DiskStore.withExclusiveAccess`); a small entry's record is appended to a
+/// segment. Either way the index commits where the version landed only if it
+/// is still the current one (`RecordIndex.commit`), and a version replaced
+/// meanwhile is counted dead. So writes may run late, twice over, or in any
+/// order on any thread, and the index always points at the newest version on disk.
+///
+/// A removal appends a tombstone (so recovery after a crash, which replays
+/// the records newer than the last checkpoint, doesn't bring the key back)
+/// and deletes the key's own file if it had one.
+package struct RecordFiles: Sendable {
+    /// A change to carry to disk.
+    package enum Job: Sendable {
+        case write(RecordWrite)
+        case delete(RecordRemoval)
+
+        /// Bytes this job keeps in memory while queued (its file and the pinned value).
+        package var byteCount: Int {
+            switch self {
+            case let .write(write): return write.file.count + write.rawSize
+            case let .delete(removal): return removal.key.utf8.count + 64
+            }
+        }
+    }
+
+    let disk: DiskStore
+    let index: any RecordIndex
+    let logger: Logger
+    /// Tombstones are written only when segments may hold records of a key.
+    let writesTombstones: Bool
+    let counters: StorageCounters
+
+    var segments: SegmentStore { disk.segments }
+
+    // MARK: - Writing
+
+    /// Writes one version if it is still current; throws when the disk refuses.
+    func write(_ write: RecordWrite) throws(StorageError) {
+        do {
+            if let bucket = write.bucket {
+                try append([write], bucket: bucket)
+            } else {
+                try writeOwnFile(write)
+            }
+        } catch {
+            counters.writeErrors.add(1, ordering: .relaxed)
+            throw error
+        }
+    }
+
+    private func writeOwnFile(_ write: RecordWrite) throws(StorageError) {
+        let written = try disk.withExclusiveAccess(to: write.name) { () throws(StorageError) -> Bool in
+            guard index.areCurrent([write.version]) == [true] else { return false }
+            try disk.write(write.file, as: write.name)
+            return true
+        }
+        if written {
+            _ = index.commit([(write.version, .ownFile(length: write.file.count))])
+        }
+    }
+
+    /// Appends the versions still current to the bucket's segment with one
+    /// write call, then commits where each landed.
+    private func append(_ writes: [RecordWrite], bucket: SegmentStore.Bucket) throws(StorageError) {
+        let areCurrent = index.areCurrent(writes.map(\.version))
+        let current = zip(writes, areCurrent).filter(\.1).map(\.0)
+        guard !current.isEmpty else { return }
+        var bytes = Data(capacity: current.reduce(0) { $0 + $1.file.count })
+        for write in current { bytes.append(write.file) }
+        let placement = try segments.append(bytes, bucket: bucket)
+        var offset = placement.offset
+        var landed: [(version: RecordVersion, location: RecordLocation)] = []
+        landed.reserveCapacity(current.count)
+        for write in current {
+            landed.append((write.version, RecordLocation(segment: placement.segment, offset: UInt32(offset), length: write.file.count)))
+            offset += write.file.count
+        }
+        // The previous versions were in files of their own: the segment holds the key now.
+        let leftOwnFiles = Set(index.commit(landed))
+        for write in current where leftOwnFiles.contains(write.version) {
+            disk.withExclusiveAccess(to: write.name) {
+                if !index.keepsOwnFile(space: write.version.space, key: write.version.key) { disk.delete(write.name) }
+            }
+        }
+    }
+
+    /// Writes `manifest` as the manifest: from now on it is the checkpoint
+    /// that recovery replays newer records from. Call inside `disk.withManifestWriter`.
+    func writeCheckpoint(_ manifest: [UInt8], nextSequence: UInt64) throws(StorageError) {
+        try disk.writeManifest(manifest)
+        segments.noteCheckpoint(nextSequence)
+    }
+
+    // MARK: - Removing
+
+    /// Records the removals on disk: a tombstone each (appended together) and
+    /// the deletion of files of their own, unless a newer version owns the name now.
+    func delete(_ removals: [RecordRemoval]) {
+        guard !removals.isEmpty else { return }
+        if writesTombstones {
+            var bytes = Data()
+            var latest: UInt64 = 0
+            for removal in removals where removal.tombstoneSequence != 0 {
+                bytes.append(EntryFile.tombstone(
+                    name: removal.name, kind: removal.kind, expiry: removal.expiry, sequence: removal.tombstoneSequence
+                ))
+                latest = max(latest, removal.tombstoneSequence)
+            }
+            if !bytes.isEmpty {
+                do throws(StorageError) {
+                    let placement = try segments.append(bytes, bucket: .tombstones)
+                    segments.noteAppended(placement.segment, bytes: bytes.count, sequence: latest, live: false)
+                } catch {
+                    // The removal stands in memory; after a crash before the next
+                    // checkpoint the key may come back, as in `async` durability.
+                    logger.error("Kache could not append tombstones: \(error)")
+                    counters.writeErrors.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        for removal in removals where removal.mayHaveOwnFile {
+            disk.withExclusiveAccess(to: removal.name) {
+                if !index.keepsOwnFile(space: removal.space, key: removal.key) { disk.delete(removal.name) }
+            }
+        }
+    }
+
+    // MARK: - Batches of the write-behind queue
+
+    /// Runs a batch of the write-behind queue: small records appended per
+    /// bucket with one write call each, large files written one by one,
+    /// removals last. A failed write can't reach its caller any more: the
+    /// entry leaves the cache (so nothing stale is served later), the error
+    /// is counted and logged, and returned for the next `save()` to throw.
+    /// - Returns: the first failure that lost a write, nil when none did.
+    func perform(_ jobs: [Job]) -> StorageError? {
+        var byBucket: [SegmentStore.Bucket: [RecordWrite]] = [:]
+        var removals: [RecordRemoval] = []
+        var lost: StorageError?
+        for job in jobs {
+            switch job {
+            case let .write(write):
+                if let bucket = write.bucket {
+                    byBucket[bucket, default: []].append(write)
+                } else {
+                    do { try writeOwnFile(write) } catch { lost = lost ?? failed([write], error) }
+                }
+            case let .delete(removal):
+                removals.append(removal)
+            }
+        }
+        for (bucket, writes) in byBucket {
+            do { try append(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
+        }
+        delete(removals)
+        return lost
+    }
+
+    /// Takes the versions of `writes` that are still current out of the cache.
+    /// - Returns: `error` if that lost any of them (a newer version replaced the others).
+    private func failed(_ writes: [RecordWrite], _ error: StorageError) -> StorageError? {
+        var lost: StorageError?
+        for write in writes {
+            logger.error("Kache could not write an entry: \(error)", metadata: ["key": "\(write.version.key.prefix(120))"])
+            counters.writeErrors.add(1, ordering: .relaxed)
+            if var removal = index.discardUnwritten(write.version) {
+                lost = error
+                removal.mayHaveOwnFile = true
+                delete([removal])
+            }
+        }
+        return lost
+    }
+
+    // MARK: - Reading
+
+    /// Reads and verifies the record at `location` (a file of its own, or
+    /// one `pread` in a segment), checking that it holds this very key.
+    /// `file`: the segment file, taken with the location, so that it still
+    /// reads if the file was deleted since.
+    func readRecord(_ name: EntryName, at location: RecordLocation, in file: SegmentStore.SegmentFile?, maximumLength: Int) -> RecordRead {
+        if location.isOwnFile {
+            switch disk.read(name, maximumLength: maximumLength) {
+            case let .entry(header, payload): return .entry(header, payload: payload)
+            case .missing: return .missing
+            case let .damaged(damage, inode): return .damaged(damage, inode: inode)
+            case let .unreadable(code): return .unreadable(errno: code)
+            }
+        }
+        guard let file, file.id == location.segment else { return .missing }
+        guard let bytes = file.read(offset: Int(location.offset), length: location.length) else {
+            return .unreadable(errno: errno)
+        }
+        let decoded = bytes.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
+        }
+        switch decoded {
+        case let .success((header, payload)):
+            guard header.key == name.canonicalKey, header.space == name.space, !header.isTombstone else {
+                return .damaged(.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key), inode: 0)
+            }
+            return .entry(header, payload: payload)
+        case let .failure(damage):
+            return .damaged(damage, inode: 0)
+        }
+    }
+
+    /// Reads the record of `version`, the current version of its key, at
+    /// `location`. Compaction may move the record between the lookup and the
+    /// read: then the index is asked again, a few times.
+    /// - Returns: what the read found, and the location it was read at.
+    func read(
+        _ version: RecordVersion, name: EntryName, at location: RecordLocation, in file: SegmentStore.SegmentFile?, maximumLength: Int
+    ) -> (RecordRead, RecordLocation) {
+        var location = location
+        var file = file
+        for _ in 0 ..< 4 {
+            let result = readRecord(name, at: location, in: file, maximumLength: maximumLength)
+            if case .missing = result, !location.isOwnFile, let moved = index.locations(of: [version])[0], moved != location {
+                location = moved
+                file = moved.isOwnFile ? nil : segments.file(moved.segment)
+                continue
+            }
+            return (result, location)
+        }
+        return (.missing, location)
+    }
+}
+
+/// One version of one entry, encoded and sealed, to write.
+package struct RecordWrite: Sendable {
+    package var version: RecordVersion
+    package var name: EntryName
+    package var file: Data
+    /// The value's length, which stays in memory until the write lands.
+    package var rawSize: Int
+    /// The segment bucket its record is appended to; nil for a file of its own.
+    package var bucket: SegmentStore.Bucket?
+
+    package init(version: RecordVersion, name: EntryName, file: Data, rawSize: Int, bucket: SegmentStore.Bucket?) {
+        self.version = version
+        self.name = name
+        self.file = file
+        self.rawSize = rawSize
+        self.bucket = bucket
+    }
+}
+
+/// What reading one version's record found.
+package enum RecordRead: Sendable {
+    case entry(EntryFile.Header, payload: Data)
+    case missing
+    case damaged(EntryFile.Damage, inode: UInt64)
+    case unreadable(errno: Int32)
+}

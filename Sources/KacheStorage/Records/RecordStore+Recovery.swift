@@ -1,0 +1,66 @@
+import Foundation
+
+/// A record found on disk by the rebuild after a crash.
+package struct FoundRecord: Sendable {
+    package var header: EntryFile.Header
+    package var location: RecordLocation
+
+    package init(header: EntryFile.Header, location: RecordLocation) {
+        self.header = header
+        self.location = location
+    }
+}
+
+/// What `RecordStore.findRecords` found.
+package struct FoundRecords: Sendable {
+    package var records: [FoundRecord] = []
+    /// The newest sequence in each segment file, for its accounting.
+    package var latestSequences: [UInt32: UInt64] = [:]
+    /// Damaged files quarantined and damaged runs of segment bytes skipped.
+    package var damaged = 0
+}
+
+extension RecordStore {
+    /// Every record on disk, for the rebuild after a crash: the headers of
+    /// files of their own, and every record of every segment file (read
+    /// sequentially, each checksum verified). Damaged files of their own go
+    /// to quarantine; damaged runs in a segment are skipped, the records
+    /// around them kept.
+    ///
+    /// At open (`atOpen`), temporary files in the shard folders are what a
+    /// crash left, and are deleted, and a torn segment tail is cut; later
+    /// (`load()`) they may be writes under way, and are left alone.
+    package func findRecords(atOpen: Bool) throws(StorageError) -> FoundRecords {
+        let scan = try disk.scanHeaders(deletingTemporaryFiles: atOpen)
+        var found = FoundRecords()
+        found.damaged = scan.quarantined
+        found.records = scan.files.map { FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength)) }
+        for (id, length) in segments.lengths() {
+            guard let file = segments.file(id) else { continue }
+            let records = try SegmentStore.scan(file)
+            if records.validLength < length {
+                files.logger.warning(
+                    "Kache cut a torn tail off a segment file",
+                    metadata: ["segment": "\(segments.path(of: id))", "bytes": "\(length - records.validLength)"]
+                )
+                if atOpen { segments.truncate(id, to: records.validLength) }
+            }
+            if !records.damagedRanges.isEmpty {
+                files.logger.warning(
+                    "Kache skipped damaged bytes in a segment file; the records around them are kept",
+                    metadata: ["segment": "\(segments.path(of: id))", "ranges": "\(records.damagedRanges.count)"]
+                )
+                found.damaged += records.damagedRanges.count
+            }
+            var latest: UInt64 = 0
+            for record in records.records {
+                latest = max(latest, record.header.sequence)
+                found.records.append(FoundRecord(
+                    header: record.header, location: RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
+                ))
+            }
+            found.latestSequences[id] = latest
+        }
+        return found
+    }
+}
