@@ -5,7 +5,7 @@ import Foundation
 /// it) rather than letting it pass without having reached it, as a sleep would.
 ///
 /// ```swift
-/// try await waitUntil("the loop waits for a push") { cache.queueWaiters.waiting(space: queue.index) == 1 }
+/// try await waitUntil("the loop waits for a push") { cache.queueWaiters.waiting(space: queue.space) == 1 }
 /// ```
 ///
 /// Polled every 10 ms without holding a thread.

@@ -192,7 +192,7 @@ import Testing
             }
             // Each consumer's first pop runs on the I/O pool, which the whole suite shares: allow for a crowd.
             try await waitUntil("every consumer waits for a push", timeout: .seconds(120)) {
-                cache.queueWaiters.waiting(space: queue.index) == consumers
+                cache.queueWaiters.waiting(space: queue.space) == consumers
             }
             for i in 0 ..< itemCount { try await queue.push(compressible(200, seed: i), ttl: .seconds(60)) }
             try await waitUntil("every item reaches a consumer", timeout: .seconds(120)) { received.withLock { $0.count } >= itemCount }
@@ -228,7 +228,7 @@ import Testing
         let loop = Task {
             for try await _ in queue.items {}
         }
-        try await waitUntil("the loop waits for a push") { cache.queueWaiters.waiting(space: queue.index) == 1 }
+        try await waitUntil("the loop waits for a push") { cache.queueWaiters.waiting(space: queue.space) == 1 }
         loop.cancel()
         await #expect(throws: CancellationError.self) { try await loop.value }
         // The cancelled waiter is gone: a push afterwards stays in the Queue.

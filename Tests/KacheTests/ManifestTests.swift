@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ManifestTests {
     let manifest = Manifest(savedAt: 99, nextSequence: 1000, diskBudget: 1 << 30, spaces: [
-        .init(name: "", kind: .plain, capacity: .max, counters: .init(), entries: [
+        .init(name: "", kind: .topLevel, capacity: .max, counters: .init(), entries: [
             .init(key: "a", expiry: 10, sequence: 1, rawSize: 100, fileSize: 160),
             .init(key: "café", expiry: 20, sequence: 2, rawSize: 0, fileSize: 52),
         ]),

@@ -291,7 +291,7 @@ import Testing
     @Test func theScanFindsRecordsAfterGarbageAndStopsAtATornOne() {
         func record(_ key: String, _ sequence: UInt64) -> Data {
             var draft = EntryFile.draft(
-                name: EntryName(space: "", key: key), kind: KeySpace.Kind.plain.rawValue, payload: compressible(100), expiry: 1, compressionThreshold: 64
+                name: EntryName(space: "", key: key), kind: KeySpace.Kind.topLevel.rawValue, payload: compressible(100), expiry: 1, compressionThreshold: 64
             )
             draft.seal(sequence: sequence)
             return draft.bytes

@@ -18,7 +18,7 @@ extension Kache {
     /// Stores `data` under `key` until `ttl` from now, as ``set(_:forKey:ttl:)``,
     /// without blocking the calling task's thread on the disk.
     public func set(_ data: Data, forKey key: String, ttl: Duration) async throws {
-        try await change { try self.put(data, key: key, space: .topLevel, ttl: ttl) }
+        try await change { try self.put(data, key: key, keySpace: .topLevel, ttl: ttl) }
     }
 
     /// Stores `data` under `key` for the configuration's `defaultTTL`.
@@ -29,12 +29,12 @@ extension Kache {
     /// The value stored under `key`, or nil, as ``data(forKey:)``; a value on
     /// disk is read on Kache's I/O threads. Nil at once if the task is cancelled.
     public func data(forKey key: String) async -> Data? {
-        await fetch(space: .topLevel, key: key)
+        await fetch(keySpace: .topLevel, key: key)
     }
 
     /// Removes the value stored under `key`, and its file.
     public func removeValue(forKey key: String) async {
-        await change { self.removeEntry(space: .topLevel, key: key) }
+        await change { self.remove(key: key, keySpace: .topLevel) }
     }
 
     /// Removes every entry of every key space.
@@ -101,23 +101,23 @@ extension Kache {
 
     /// The value of `key`: from memory on the caller's thread, from its file on the pool.
     @inline(__always)
-    func fetch(space ref: KeySpace.Ref, key: String) async -> Data? {
+    func fetch(keySpace: KeySpace.Ref, key: String) async -> Data? {
         let now = clock.nanosecondsSince1970()
-        switch index.lookup(space: ref.index, key: key, now: now) {
+        switch index.lookup(space: keySpace.number, key: key, now: now) {
         case let .hit(value): return value
         case .miss: return nil
         case .onDisk: break
         }
         guard !Task.isCancelled else { return nil }
-        return await IOThreadPool.shared.read(whenCancelled: nil) { self.fetch(space: ref, key: key) }
+        return await IOThreadPool.shared.read(whenCancelled: nil) { self.fetch(keySpace: keySpace, key: key) }
     }
 }
 
 extension Kache.Pool {
     /// Stores `data` under `key`, as ``set(_:forKey:ttl:)``, without blocking on the disk.
     public func set(_ data: Data, forKey key: String, ttl: Duration) async throws {
-        let (cache, space) = (cache, space)
-        try await cache.change { try cache.put(data, key: key, space: space, ttl: ttl) }
+        let (cache, keySpace) = (cache, keySpace)
+        try await cache.change { try cache.put(data, key: key, keySpace: keySpace, ttl: ttl) }
     }
 
     /// Stores `data` under `key` for the configuration's `defaultTTL`.
@@ -127,13 +127,13 @@ extension Kache.Pool {
 
     /// The value stored under `key` in this Pool, or nil; nil at once if the task is cancelled.
     public func data(forKey key: String) async -> Data? {
-        await cache.fetch(space: space, key: key)
+        await cache.fetch(keySpace: keySpace, key: key)
     }
 
     /// Removes `key` from this Pool, and its file.
     public func removeValue(forKey key: String) async {
-        let (cache, space) = (cache, space)
-        await cache.change { cache.removeEntry(space: space, key: key) }
+        let (cache, keySpace) = (cache, keySpace)
+        await cache.change { cache.remove(key: key, keySpace: keySpace) }
     }
 
     /// Removes every key of this Pool.
@@ -146,8 +146,8 @@ extension Kache.Pool {
 extension Kache.Queue {
     /// Appends `data`, which expires `ttl` from now, as ``push(_:ttl:)``.
     public func push(_ data: Data, ttl: Duration) async throws {
-        let (cache, space) = (cache, space)
-        try await cache.change { try cache.push(data, space: space, ttl: ttl) }
+        let (cache, keySpace) = (cache, keySpace)
+        try await cache.change { try cache.push(data, keySpace: keySpace, ttl: ttl) }
     }
 
     /// Appends `data` for the configuration's `defaultTTL`.
@@ -158,14 +158,14 @@ extension Kache.Queue {
     /// Removes and returns the oldest live item, or nil, as ``pop()``. Not cut
     /// short by cancellation: an item taken is returned.
     public func pop() async -> Data? {
-        let (cache, space) = (cache, space)
-        return await cache.fileWork { cache.pop(space: space, remove: true) }
+        let (cache, keySpace) = (cache, keySpace)
+        return await cache.fileWork { cache.pop(keySpace: keySpace, remove: true) }
     }
 
     /// The oldest live item, left in the Queue.
     public func peek() async -> Data? {
-        let (cache, space) = (cache, space)
-        return await cache.fileWork { cache.pop(space: space, remove: false) }
+        let (cache, keySpace) = (cache, keySpace)
+        return await cache.fileWork { cache.pop(keySpace: keySpace, remove: false) }
     }
 
     /// Removes every item.
@@ -206,9 +206,9 @@ extension Kache.Queue {
                 while true {
                     try Task.checkCancellation()
                     // Read before the pop: a push after it moves the count, and the wait returns at once.
-                    let seen = waiters.pushes(space: queue.index)
+                    let seen = waiters.pushes(space: queue.space)
                     if let item = await queue.pop() { return item }
-                    guard try await waiters.wait(space: queue.index, after: seen) else { return nil }
+                    guard try await waiters.wait(space: queue.space, after: seen) else { return nil }
                 }
             }
         }

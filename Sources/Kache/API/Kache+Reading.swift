@@ -29,7 +29,7 @@ extension Kache {
             changingIndex(insideChange: insideChange) {
                 store.withLock { state in
                     state.counters.misses += 1
-                    state.drop(space: space, key: key, sequence: sequence)
+                    state.removeVersion(space: space, key: key, sequence: sequence)
                 }
             }
             return nil
@@ -38,7 +38,7 @@ extension Kache {
                 quarantineDamaged(name, at: location, inode: inode, damage: damage, records: records)
                 store.withLock { state in
                     state.counters.misses += 1
-                    state.drop(space: space, key: key, sequence: sequence)
+                    state.removeVersion(space: space, key: key, sequence: sequence)
                 }
             }
             return nil

@@ -160,12 +160,12 @@ public final class Kache: Sendable {
     ///   file error (the previous value then stays). Nothing stored before is lost.
     /// - Complexity: O(log n) plus the file write, plus O(log n) per key swept.
     public func set(_ data: Data, forKey key: String, ttl: Duration) throws {
-        try put(data, key: key, space: .topLevel, ttl: ttl)
+        try put(data, key: key, keySpace: .topLevel, ttl: ttl)
     }
 
     /// Stores `data` under `key` for the configuration's `defaultTTL`.
     public func set(_ data: Data, forKey key: String) throws {
-        try put(data, key: key, space: .topLevel, ttl: configuration.defaultTTL)
+        try put(data, key: key, keySpace: .topLevel, ttl: configuration.defaultTTL)
     }
 
     /// The value stored under `key`, or nil when there is none or it has expired.
@@ -174,7 +174,7 @@ public final class Kache: Sendable {
     /// memory; a damaged file reads as nil and is moved to `quarantine/`.
     /// - Complexity: O(1) from memory: one hash lookup under the lock.
     public func data(forKey key: String) -> Data? {
-        fetch(space: .topLevel, key: key)
+        fetch(keySpace: .topLevel, key: key)
     }
 
     /// Whether `key` holds a live value (no file is read).
@@ -184,12 +184,12 @@ public final class Kache: Sendable {
 
     /// Removes the value stored under `key`, and its file. Does nothing if there is none.
     public func removeValue(forKey key: String) {
-        removeEntry(space: .topLevel, key: key)
+        remove(key: key, keySpace: .topLevel)
     }
 
     /// Removes every entry of every key space (the key spaces stay, empty).
     public func removeAll() {
-        changingFiles { discard(store.withLock { $0.removeAll(space: nil) }) }
+        changingFiles { removeRecords(of: store.withLock { $0.removeAll(space: nil) }) }
     }
 
     /// Removes every entry whose time has passed, and their files.
@@ -200,7 +200,7 @@ public final class Kache: Sendable {
         let now = clock.nanosecondsSince1970()
         return changingFiles {
             let removals = store.withLock { $0.sweep(now: now) }
-            discard(removals)
+            removeRecords(of: removals)
             return removals.count
         }
     }
@@ -248,14 +248,14 @@ public final class Kache: Sendable {
 
     // MARK: - Shared paths of the top level, Pools and Queues
 
-    func put(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
-        try changingFiles { try insert(data, key: key, space: ref, ttl: ttl) }
+    func put(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration) throws {
+        try changingFiles { try insert(data, key: key, keySpace: keySpace, ttl: ttl) }
         // In `async` the writer thread reclaims after its batches.
         if let records, records.writeBehind == nil { records.reclaimIfDue() }
     }
 
-    private func insert(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws {
-        guard let pending = try indexVersion(data, key: key, space: ref, ttl: ttl) else { return }
+    private func insert(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration) throws {
+        guard let pending = try indexVersion(data, key: key, keySpace: keySpace, ttl: ttl) else { return }
         try carryToDisk(pending)
     }
 
@@ -269,8 +269,8 @@ public final class Kache: Sendable {
     /// evicting, charging the budgets), and encodes its record. Call inside
     /// `changingFiles`, then `carryToDisk` the result.
     /// - Returns: the version to write; nil in `memory` durability, where the index is all there is.
-    func indexVersion(_ data: Data, key: String, space ref: KeySpace.Ref, ttl: Duration) throws -> PendingVersion? {
-        let space = ref.index
+    func indexVersion(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration) throws -> PendingVersion? {
+        let space = keySpace.number
         try validate(key: key)
         try validate(value: data)
         guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
@@ -283,12 +283,12 @@ public final class Kache: Sendable {
             }
             return nil
         }
-        let name = EntryName(space: ref.name, key: key)
+        let name = EntryName(space: keySpace.name, key: key)
         guard name.canonicalKey.utf8.count <= configuration.maximumKeyLength else {
             throw KacheError.keyTooLong(bytes: name.canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
         }
         var file = EntryFile.draft(
-            name: name, kind: ref.kind.rawValue, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
+            name: name, kind: keySpace.kind.rawValue, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
         )
         let bucket = records.bucket(forLength: file.bytes.count, expiry: expiry, now: now)
         let insertion = try store.withLock { state throws(KacheError) in
@@ -334,7 +334,7 @@ public final class Kache: Sendable {
     /// The removals whose key is not back in the index (a rolled-back insert
     /// put some back): only those need a tombstone.
     private static func stayedOut(_ removals: [Removal], store: Store) -> [Removal] {
-        store.withLock { state in removals.filter { !state.hasEntry(space: $0.spaceIndex, key: $0.key) } }
+        store.withLock { state in removals.filter { !state.hasEntry(space: $0.space, key: $0.key) } }
     }
 
     /// The longest segment file: 4 MiB, or a 16th of a small disk budget, so
@@ -347,8 +347,8 @@ public final class Kache: Sendable {
     /// The value of `key`, from memory or its file. `insideChange`: the caller
     /// runs in `changingFiles` already (a Queue's peek), so dropping a damaged
     /// entry must not begin another change.
-    func fetch(space ref: KeySpace.Ref, key: String, insideChange: Bool = false) -> Data? {
-        let space = ref.index
+    func fetch(keySpace: KeySpace.Ref, key: String, insideChange: Bool = false) -> Data? {
+        let space = keySpace.number
         let now = clock.nanosecondsSince1970()
         // From memory under the key's shard lock alone; a value on disk is
         // looked up again under the store's lock, which a segment file is
@@ -371,16 +371,16 @@ public final class Kache: Sendable {
             return nil
         case let .onDisk(sequence, location):
             return readFromDisk(
-                RecordVersion(space: space, key: key, sequence: sequence), name: EntryName(space: ref.name, key: key),
+                RecordVersion(space: space, key: key, sequence: sequence), name: EntryName(space: keySpace.name, key: key),
                 at: location, in: file, records: records, insideChange: insideChange
             )
         }
     }
 
-    func removeEntry(space ref: KeySpace.Ref, key: String) {
+    func remove(key: String, keySpace: KeySpace.Ref) {
         changingFiles {
-            guard let removal = store.withLock({ $0.remove(space: ref.index, key: key) }) else { return }
-            discard([removal])
+            guard let removal = store.withLock({ $0.remove(space: keySpace.number, key: key) }) else { return }
+            removeRecords(of: [removal])
         }
     }
 
@@ -399,7 +399,7 @@ public final class Kache: Sendable {
 
     /// Deletes the files of entries that left the index (in the background in
     /// `async`). Call inside `changingFiles`.
-    func discard(_ removals: [Removal]) {
+    func removeRecords(of removals: [Removal]) {
         guard let records, !removals.isEmpty else { return }
         records.remove(removals.recordRemovals)
     }

@@ -15,8 +15,9 @@ extension Kache {
     /// ```
     public struct Pool: Sendable {
         let cache: Kache
-        let space: KeySpace.Ref
-        var index: Int { space.index }
+        let keySpace: KeySpace.Ref
+        /// The key space's number in the index.
+        var space: Int { keySpace.number }
         /// The Pool's name.
         public let name: String
 
@@ -25,47 +26,47 @@ extension Kache {
         /// - Throws: as ``Kache/set(_:forKey:ttl:)``.
         /// - Complexity: O(log n) plus the file write, O(log n) per key swept or evicted.
         public func set(_ data: Data, forKey key: String, ttl: Duration) throws {
-            try cache.put(data, key: key, space: space, ttl: ttl)
+            try cache.put(data, key: key, keySpace: keySpace, ttl: ttl)
         }
 
         /// Stores `data` under `key` for the configuration's `defaultTTL`.
         public func set(_ data: Data, forKey key: String) throws {
-            try cache.put(data, key: key, space: space, ttl: cache.configuration.defaultTTL)
+            try cache.put(data, key: key, keySpace: keySpace, ttl: cache.configuration.defaultTTL)
         }
 
         /// The value stored under `key` in this Pool, or nil when there is none or it expired.
         public func data(forKey key: String) -> Data? {
-            cache.fetch(space: space, key: key)
+            cache.fetch(keySpace: keySpace, key: key)
         }
 
         /// Whether `key` holds a live value in this Pool (no file is read).
         public func contains(_ key: String) -> Bool {
             let now = cache.clock.nanosecondsSince1970()
-            return cache.store.withLock { $0.contains(space: index, key: key, now: now) }
+            return cache.store.withLock { $0.contains(space: space, key: key, now: now) }
         }
 
         /// Removes `key` from this Pool, and its file.
         public func removeValue(forKey key: String) {
-            cache.removeEntry(space: space, key: key)
+            cache.remove(key: key, keySpace: keySpace)
         }
 
         /// Removes every key of this Pool.
         public func removeAll() {
-            cache.changingFiles { cache.discard(cache.store.withLock { $0.removeAll(space: index) }) }
+            cache.changingFiles { cache.removeRecords(of: cache.store.withLock { $0.removeAll(space: space) }) }
         }
 
         /// Keys held now (expired ones not yet swept included).
-        public var count: Int { cache.store.withLock { $0.spaces[index].count } }
+        public var count: Int { cache.store.withLock { $0.spaces[space].count } }
 
         /// The most keys the Pool holds.
-        public var capacity: Int { cache.store.withLock { $0.spaces[index].capacity } }
+        public var capacity: Int { cache.store.withLock { $0.spaces[space].capacity } }
 
         /// The keys, earliest expiry first: the order in which they would be evicted.
         /// - Complexity: O(n log n)
-        public var keys: [String] { cache.store.withLock { $0.keysByExpiry(space: index) } }
+        public var keys: [String] { cache.store.withLock { $0.keysByExpiry(space: space) } }
 
         /// Counts of this Pool.
-        public var statistics: KeySpaceStatistics { cache.store.withLock { KeySpaceStatistics($0.spaces[index]) } }
+        public var statistics: KeySpaceStatistics { cache.store.withLock { KeySpaceStatistics($0.spaces[space]) } }
     }
 
     /// The Pool named `name`, created with `capacity` if it does not exist yet
@@ -76,13 +77,13 @@ extension Kache {
     ///   ``KacheError/invalidCapacity(_:)`` for a capacity under 1.
     public func pool(named name: String, capacity: Int) throws -> Pool {
         let index = try keySpace(named: name, kind: .pool, capacity: capacity)
-        return Pool(cache: self, space: KeySpace.Ref(index: index, name: name, kind: .pool), name: name)
+        return Pool(cache: self, keySpace: KeySpace.Ref(number: index, name: name, kind: .pool), name: name)
     }
 
     /// The Pool that is always there, named ``defaultPoolName``, with the
     /// configuration's `defaultPoolCapacity`.
     public var defaultPool: Pool {
-        Pool(cache: self, space: KeySpace.Ref(index: defaultPoolIndex, name: Kache.defaultPoolName, kind: .pool), name: Kache.defaultPoolName)
+        Pool(cache: self, keySpace: KeySpace.Ref(number: defaultPoolIndex, name: Kache.defaultPoolName, kind: .pool), name: Kache.defaultPoolName)
     }
 
     /// Counts of every key space: the top level, each Pool and each Queue.
@@ -101,7 +102,7 @@ extension Kache {
                 guard !state.isClosed else { throw .closed }
                 return try state.keySpace(named: name, kind: kind, capacity: capacity)
             }
-            discard(removals)
+            removeRecords(of: removals)
             return index
         }
     }
@@ -140,7 +141,7 @@ public struct KeySpaceStatistics: Sendable, Equatable, Codable {
     init(_ space: KeySpace) {
         name = space.name
         kind = switch space.kind {
-        case .plain: .topLevel
+        case .topLevel: .topLevel
         case .pool: .pool
         case .queue: .queue
         }

@@ -15,8 +15,9 @@ extension Kache {
     /// ```
     public struct Queue: Sendable {
         let cache: Kache
-        let space: KeySpace.Ref
-        var index: Int { space.index }
+        let keySpace: KeySpace.Ref
+        /// The key space's number in the index.
+        var space: Int { keySpace.number }
         /// The Queue's name.
         public let name: String
 
@@ -25,38 +26,38 @@ extension Kache {
         ///   and file errors as ``Kache/set(_:forKey:ttl:)``.
         /// - Complexity: O(log n) plus the file write.
         public func push(_ data: Data, ttl: Duration) throws {
-            try cache.push(data, space: space, ttl: ttl)
+            try cache.push(data, keySpace: keySpace, ttl: ttl)
         }
 
         /// Appends `data` for the configuration's `defaultTTL`.
         public func push(_ data: Data) throws {
-            try cache.push(data, space: space, ttl: cache.configuration.defaultTTL)
+            try cache.push(data, keySpace: keySpace, ttl: cache.configuration.defaultTTL)
         }
 
         /// Removes and returns the oldest live item, or nil when there is none.
         /// - Complexity: O(1) amortized, plus a file read when the item is not in memory.
         public func pop() -> Data? {
-            cache.pop(space: space, remove: true)
+            cache.pop(keySpace: keySpace, remove: true)
         }
 
         /// The oldest live item, left in the Queue.
         public func peek() -> Data? {
-            cache.pop(space: space, remove: false)
+            cache.pop(keySpace: keySpace, remove: false)
         }
 
         /// Items held now (expired ones not yet swept included).
-        public var count: Int { cache.store.withLock { $0.spaces[index].count } }
+        public var count: Int { cache.store.withLock { $0.spaces[space].count } }
 
         /// The most items the Queue holds.
-        public var capacity: Int { cache.store.withLock { $0.spaces[index].capacity } }
+        public var capacity: Int { cache.store.withLock { $0.spaces[space].capacity } }
 
         /// Removes every item.
         public func removeAll() {
-            cache.changingFiles { cache.discard(cache.store.withLock { $0.removeAll(space: index) }) }
+            cache.changingFiles { cache.removeRecords(of: cache.store.withLock { $0.removeAll(space: space) }) }
         }
 
         /// Counts of this Queue.
-        public var statistics: KeySpaceStatistics { cache.store.withLock { KeySpaceStatistics($0.spaces[index]) } }
+        public var statistics: KeySpaceStatistics { cache.store.withLock { KeySpaceStatistics($0.spaces[space]) } }
     }
 
     /// The Queue named `name`, created with `capacity` if it does not exist yet
@@ -67,16 +68,16 @@ extension Kache {
     ///   ``KacheError/invalidCapacity(_:)`` for a capacity under 1.
     public func queue(named name: String, capacity: Int) throws -> Queue {
         let index = try keySpace(named: name, kind: .queue, capacity: capacity)
-        return Queue(cache: self, space: KeySpace.Ref(index: index, name: name, kind: .queue), name: name)
+        return Queue(cache: self, keySpace: KeySpace.Ref(number: index, name: name, kind: .queue), name: name)
     }
 
     /// The Queue that is always there, named ``defaultQueueName``, with the
     /// configuration's `defaultQueueCapacity`.
     public var defaultQueue: Queue {
-        Queue(cache: self, space: KeySpace.Ref(index: defaultQueueIndex, name: Kache.defaultQueueName, kind: .queue), name: Kache.defaultQueueName)
+        Queue(cache: self, keySpace: KeySpace.Ref(number: defaultQueueIndex, name: Kache.defaultQueueName, kind: .queue), name: Kache.defaultQueueName)
     }
 
-    func push(_ data: Data, space: KeySpace.Ref, ttl: Duration) throws {
+    func push(_ data: Data, keySpace: KeySpace.Ref, ttl: Duration) throws {
         // A Queue item's key is a sequence number reserved for it (taken and
         // bumped under the lock, so no two pushes share one). Queue order is the
         // order of the inserts themselves, kept by the Queue and by file sequences.
@@ -84,16 +85,16 @@ extension Kache {
             defer { state.nextSequence += 1 }
             return state.nextSequence
         })
-        try put(data, key: key, space: space, ttl: ttl)
-        queueWaiters.notePush(space: space.index)
+        try put(data, key: key, keySpace: keySpace, ttl: ttl)
+        queueWaiters.notePush(space: keySpace.number)
     }
 
-    func pop(space ref: KeySpace.Ref, remove: Bool) -> Data? {
-        changingFiles { takeOldest(space: ref, remove: remove) }
+    func pop(keySpace: KeySpace.Ref, remove: Bool) -> Data? {
+        changingFiles { takeOldest(keySpace: keySpace, remove: remove) }
     }
 
-    private func takeOldest(space ref: KeySpace.Ref, remove: Bool) -> Data? {
-        let space = ref.index
+    private func takeOldest(keySpace: KeySpace.Ref, remove: Bool) -> Data? {
+        let space = keySpace.number
         while true {
             let now = clock.nanosecondsSince1970()
             if !remove {
@@ -104,10 +105,10 @@ extension Kache {
                 }
                 guard let oldest else { return nil }
                 if oldest.expiry <= now {
-                    discard(store.withLock { $0.sweep(now: now) })
+                    removeRecords(of: store.withLock { $0.sweep(now: now) })
                     continue
                 }
-                if let value = fetch(space: ref, key: oldest.key, insideChange: true) { return value }
+                if let value = fetch(keySpace: keySpace, key: oldest.key, insideChange: true) { return value }
                 // The file could not be read for now (it is still there): a miss, not a loop.
                 if store.withLock({ $0.isCurrent(space: space, key: oldest.key, sequence: oldest.sequence) }) { return nil }
                 continue
@@ -118,19 +119,19 @@ extension Kache {
                 guard let location = taken.item?.removal.record.location else { return (taken, nil) }
                 return (taken, records?.segmentFile(for: location))
             }
-            discard(taken.expired)
+            removeRecords(of: taken.expired)
             guard let (removal, value) = taken.item else { return nil }
             if let value {
-                discard([removal])
+                removeRecords(of: [removal])
                 return value
             }
             // Only in its file: read it before the file is scheduled for deletion.
             switch readRemoved(removal, file: file) {
             case let .value(data):
-                discard([removal])
+                removeRecords(of: [removal])
                 return data
             case .gone:
-                discard([removal])
+                removeRecords(of: [removal])
             case .unreadable:
                 // Not damage: the item goes back in its place, its file kept, and the pop is a miss.
                 _ = store.withLock { $0.reinstate(removal) }
@@ -151,7 +152,7 @@ extension Kache {
     /// Queue item). Call inside `changingFiles`.
     private func readRemoved(_ removal: Removal, file: SegmentStore.SegmentFile?) -> RemovedRead {
         guard let records else { return .gone }
-        let name = EntryName(space: removal.space, key: removal.key)
+        let name = EntryName(space: removal.spaceName, key: removal.key)
         guard let location = removal.record.location else { return .gone }
         switch records.readRecord(name, at: location, in: file, maximumLength: maximumFileLength) {
         case let .entry(header, payload) where header.sequence == removal.sequence:

@@ -47,7 +47,7 @@ public struct SharedTierRecord: Sendable, Equatable {
         _ value: Data, key: String, space: String = "", kind: Kind = .topLevel, expiry: Int64, compressionThreshold: Int = 64
     ) -> Data {
         let internalKind: KeySpace.Kind = switch kind {
-        case .topLevel: .plain
+        case .topLevel: .topLevel
         case .pool: .pool
         case .queue: .queue
         }
@@ -72,7 +72,7 @@ public struct SharedTierRecord: Sendable, Equatable {
         // A tombstone (a removal in a segment file) is never a value.
         guard !decoded.header.isTombstone else { throw DecodingError(description: "a tombstone, not a value") }
         let kind: Kind = switch KeySpace.Kind(record: decoded.header.kind) {
-        case .plain: .topLevel
+        case .topLevel: .topLevel
         case .pool: .pool
         case .queue: .queue
         }

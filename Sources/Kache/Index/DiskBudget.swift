@@ -96,7 +96,7 @@ extension StoreState {
         while wouldExceedDiskBudget(adding: bytes, newKeyBytes: newKeyBytes), let (space, key, record) = popEarliestAcrossKeySpaces() {
             budget.evictions += 1
             budget.evictedBytes += charge(of: record)
-            removals.append(forget(space: space, key: key, record: record))
+            removals.append(noteRemoved(space: space, key: key, record: record))
         }
         if !removals.isEmpty { mutations += 1 }
         return removals

@@ -45,8 +45,8 @@ struct EntryRecord: Sendable {
 
 /// An entry that left the index, whose file (if any) must go too.
 struct Removal: Sendable {
-    var spaceIndex: Int
-    var space: String
+    var space: Int
+    var spaceName: String
     /// The key space's kind, for the tombstone's header.
     var kind: KeySpace.Kind
     var key: String
@@ -70,7 +70,7 @@ extension Removal {
     /// What the record store needs to record the removal on disk.
     var recordRemoval: RecordRemoval {
         RecordRemoval(
-            space: spaceIndex, key: key, name: EntryName(space: space, key: key), kind: kind.rawValue,
+            space: space, key: key, name: EntryName(space: spaceName, key: key), kind: kind.rawValue,
             expiry: record.expiry, tombstoneSequence: tombstoneSequence, mayHaveOwnFile: mayHaveOwnFile
         )
     }

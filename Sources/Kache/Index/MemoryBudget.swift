@@ -103,7 +103,7 @@ extension StoreState {
                 guard let (space, key, record) = index.entry(ref) else { continue }
                 _ = index.remove(ref)
                 spaces[space].noteRemoved()
-                _ = forget(space: space, key: key, record: record)
+                _ = noteRemoved(space: space, key: key, record: record)
                 counters.memoryEvictions += 1
             }
         }

@@ -11,7 +11,7 @@ struct StoreState: Sendable {
     /// Every entry. A reference shared with the facade, whose reads use it directly.
     let index: EntryIndex
     var spaces: [KeySpace]
-    var spaceIndex: [String: Int]
+    var spaceNumbers: [String: Int]
     var nextSequence: UInt64 = 1
     var memory: MemoryBudget
     var counters = Counters()
@@ -68,8 +68,8 @@ struct StoreState: Sendable {
         budget = DiskBudget(limit: keepsFiles ? diskBudget : nil, unit: max(allocationUnit, 1))
         self.segmentThreshold = segmentThreshold
         index = EntryIndex(keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
-        spaces = [KeySpace(name: "", kind: .plain, capacity: .max)]
-        spaceIndex = ["": 0]
+        spaces = [KeySpace(name: "", kind: .topLevel, capacity: .max)]
+        spaceNumbers = ["": 0]
         memory = MemoryBudget(limit: memoryLimit, queued: writeBehindBytes)
         self.keepsFiles = keepsFiles
     }
@@ -150,20 +150,20 @@ struct StoreState: Sendable {
         nextSequence += 1
         var current = index.record(space: space, key: key)
         switch spaces[space].kind {
-        case .plain:
+        case .topLevel:
             break
         case .pool:
             while current == nil, spaces[space].count >= spaces[space].capacity,
                   let (victim, record) = spaces[space].popEarliest(index: index)
             {
-                removals.append(forget(space: space, key: victim, record: record))
+                removals.append(noteRemoved(space: space, key: victim, record: record))
                 spaces[space].counters.evictions += 1
                 counters.evictions += 1
             }
         case .queue:
             spaces[space].counters.pushes += 1
             while spaces[space].count >= spaces[space].capacity, let (victim, record) = spaces[space].popOldest(index: index) {
-                removals.append(forget(space: space, key: victim, record: record))
+                removals.append(noteRemoved(space: space, key: victim, record: record))
                 spaces[space].counters.evictions += 1
                 counters.evictions += 1
             }
@@ -201,7 +201,7 @@ struct StoreState: Sendable {
         var removals: [Removal] = []
         for space in spaces.indices {
             while let (key, record) = spaces[space].popExpired(now: now, index: index) {
-                removals.append(forget(space: space, key: key, record: record, needsTombstone: false))
+                removals.append(noteRemoved(space: space, key: key, record: record, needsTombstone: false))
                 spaces[space].counters.expirations += 1
                 counters.expirations += 1
             }
@@ -215,12 +215,12 @@ struct StoreState: Sendable {
         guard !isClosed, let (record, _) = index.remove(space: space, key: key) else { return nil }
         spaces[space].noteRemoved()
         mutations += 1
-        return forget(space: space, key: key, record: record)
+        return noteRemoved(space: space, key: key, record: record)
     }
 
     /// Removes `key` only if `sequence` is still its current version (a file
     /// that turned out missing or damaged).
-    mutating func drop(space: Int, key: String, sequence: UInt64) {
+    mutating func removeVersion(space: Int, key: String, sequence: UInt64) {
         guard isCurrent(space: space, key: key, sequence: sequence) else { return }
         _ = remove(space: space, key: key)
     }
@@ -234,8 +234,8 @@ struct StoreState: Sendable {
             if space == nil || space == entrySpace { leaving.append((entrySpace, key, record)) }
         }
         index.removeAll(space: space)
-        for leaver in leaving { removals.append(forget(space: leaver.space, key: leaver.key, record: leaver.record)) }
-        for spaceIndex in spaces.indices where space == nil || space == spaceIndex { spaces[spaceIndex].removeAll() }
+        for leaver in leaving { removals.append(noteRemoved(space: leaver.space, key: leaver.key, record: leaver.record)) }
+        for number in spaces.indices where space == nil || space == number { spaces[number].removeAll() }
         mutations += 1
         return removals
     }
@@ -245,7 +245,7 @@ struct StoreState: Sendable {
     /// An expired entry needs no tombstone: after a crash its record is
     /// expired too, and older versions were superseded by it (the checkpoint
     /// rule of `restore(found:checkpoint:)`).
-    mutating func forget(space: Int, key: String, record: EntryRecord, needsTombstone: Bool = true) -> Removal {
+    mutating func noteRemoved(space: Int, key: String, record: EntryRecord, needsTombstone: Bool = true) -> Removal {
         releaseFromMemory(record)
         rawBytes -= record.rawSize
         budget.charged -= charge(of: record)
@@ -264,7 +264,7 @@ struct StoreState: Sendable {
             nextSequence += 1
         }
         return Removal(
-            spaceIndex: space, space: spaces[space].name, kind: spaces[space].kind, key: key, record: kept,
+            space: space, spaceName: spaces[space].name, kind: spaces[space].kind, key: key, record: kept,
             hasFile: hasFile, tombstoneSequence: tombstone,
             mayHaveOwnFile: record.isInOwnFile || record.isPendingWrite && record.length >= segmentThreshold
         )
@@ -297,13 +297,13 @@ struct StoreState: Sendable {
         guard let current = index.record(space: space, key: key), current.sequence == insertion.sequence else { return [] }
         index.remove(space: space, key: key)
         spaces[space].noteRemoved()
-        _ = forget(space: space, key: key, record: current)
+        _ = noteRemoved(space: space, key: key, record: current)
         mutations += 1
         if let previous = insertion.previous {
-            reinstate(Removal(spaceIndex: space, space: spaces[space].name, kind: spaces[space].kind, key: key, record: previous, hasFile: true))
+            reinstate(Removal(space: space, spaceName: spaces[space].name, kind: spaces[space].kind, key: key, record: previous, hasFile: true))
         }
         for victim in insertion.evicted where reinstate(victim) {
-            spaces[victim.spaceIndex].counters.evictions -= 1
+            spaces[victim.space].counters.evictions -= 1
             counters.evictions -= 1
         }
         for victim in insertion.evictedForBudget where reinstate(victim) {
@@ -311,7 +311,7 @@ struct StoreState: Sendable {
             budget.evictedBytes -= charge(of: victim.record)
         }
         var removals: [Removal] = []
-        for index in Set(insertion.evicted.map(\.spaceIndex)) { removals += trimToCapacity(space: index) }
+        for index in Set(insertion.evicted.map(\.space)) { removals += trimToCapacity(space: index) }
         return removals + makeRoom(forBytes: 0)
     }
 
@@ -319,7 +319,7 @@ struct StoreState: Sendable {
     /// holds it and its key has no newer version (a Queue item in its place by sequence).
     @discardableResult
     mutating func reinstate(_ removal: Removal) -> Bool {
-        let space = removal.spaceIndex
+        let space = removal.space
         var record = removal.record
         guard !record.isPendingWrite, record.fileSize > 0, index.record(space: space, key: removal.key) == nil else { return false }
         record.value = nil
@@ -434,7 +434,7 @@ struct StoreState: Sendable {
 
     /// The index of the key space `name`, creating it if needed.
     mutating func keySpace(named name: String, kind: KeySpace.Kind, capacity: Int) throws(KacheError) -> (index: Int, removals: [Removal]) {
-        if let index = spaceIndex[name] {
+        if let index = spaceNumbers[name] {
             guard spaces[index].kind == kind else {
                 throw .invalidKeySpaceName(name, reason: "it already names a \(spaces[index].kind == .pool ? "Pool" : spaces[index].kind == .queue ? "Queue" : "built-in key space")")
             }
@@ -449,7 +449,7 @@ struct StoreState: Sendable {
             throw .invalidKeySpaceName(name, reason: "there are \(Self.maximumKeySpaces) key spaces already")
         }
         spaces.append(KeySpace(name: name, kind: kind, capacity: capacity))
-        spaceIndex[name] = spaces.count - 1
+        spaceNumbers[name] = spaces.count - 1
         mutations += 1
         return (spaces.count - 1, [])
     }
@@ -460,7 +460,7 @@ struct StoreState: Sendable {
         while spaces[space].count > spaces[space].capacity {
             let taken = spaces[space].kind == .queue ? spaces[space].popOldest(index: index) : spaces[space].popEarliest(index: index)
             guard let (key, record) = taken else { break }
-            removals.append(forget(space: space, key: key, record: record))
+            removals.append(noteRemoved(space: space, key: key, record: record))
             spaces[space].counters.evictions += 1
             counters.evictions += 1
         }
@@ -497,7 +497,7 @@ struct StoreState: Sendable {
         var pop = Pop()
         guard !isClosed else { return pop }
         while let (key, record) = spaces[space].popOldest(index: index) {
-            let removal = forget(space: space, key: key, record: record, needsTombstone: record.expiry > now)
+            let removal = noteRemoved(space: space, key: key, record: record, needsTombstone: record.expiry > now)
             mutations += 1
             if record.expiry <= now {
                 spaces[space].counters.expirations += 1

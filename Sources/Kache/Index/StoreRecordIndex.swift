@@ -33,7 +33,7 @@ struct StoreRecordIndex: RecordIndex {
         store.withLock { state in state.record(space: space, key: key).map { $0.isInOwnFile || $0.isPendingWrite } ?? false }
     }
 
-    func discardUnwritten(_ version: RecordVersion) -> RecordRemoval? {
+    func removeUnwritten(_ version: RecordVersion) -> RecordRemoval? {
         store.withLock { state in
             guard state.isCurrent(space: version.space, key: version.key, sequence: version.sequence) else { return nil }
             return state.remove(space: version.space, key: version.key)?.recordRemoval
@@ -43,7 +43,7 @@ struct StoreRecordIndex: RecordIndex {
     func spaces(named names: Set<String>) -> [String: Int] {
         store.withLock { state in
             var numbers: [String: Int] = [:]
-            for name in names { numbers[name] = state.spaceIndex[name] }
+            for name in names { numbers[name] = state.spaceNumbers[name] }
             return numbers
         }
     }

@@ -372,7 +372,7 @@ struct IndexBuilder {
 
     init(manifest: Manifest?, useManifestEntries: Bool, files: [FoundFile]) {
         source = manifest != nil && useManifestEntries ? .manifest : .entryFiles
-        addSpace(Manifest.Space(name: "", kind: .plain, capacity: .max, counters: KeySpaceCounters(), entries: []))
+        addSpace(Manifest.Space(name: "", kind: .topLevel, capacity: .max, counters: KeySpaceCounters(), entries: []))
         for space in manifest?.spaces ?? [] {
             var bare = space
             bare.entries = []

@@ -198,7 +198,7 @@ extension KeySpaceStatistics {
 extension KeySpaceStatistics.Kind {
     init(_ kind: KeySpace.Kind) {
         self = switch kind {
-        case .plain: .topLevel
+        case .topLevel: .topLevel
         case .pool: .pool
         case .queue: .queue
         }

@@ -12,7 +12,7 @@ struct KeySpace: Sendable {
     /// The kinds of key space, as recorded in the manifest.
     /// Stored in every record as its raw value (`EntryFile.kinds`).
     enum Kind: UInt8, Sendable, CaseIterable {
-        case plain = 0, pool = 1, queue = 2
+        case topLevel = 0, pool = 1, queue = 2
 
         /// The kind a record's kind byte names. The format accepts no other
         /// byte than these three (`EntryFile.kinds`), so every record has one.
@@ -25,12 +25,12 @@ struct KeySpace: Sendable {
     /// What a handle needs to know of its key space, so that reads and writes
     /// don't take the lock just to look it up.
     struct Ref: Sendable {
-        var index: Int
+        var number: Int
         var name: String
         var kind: Kind
 
         /// The top level of `set(_:forKey:ttl:)`.
-        static let topLevel = Ref(index: StoreState.topLevel, name: "", kind: .plain)
+        static let topLevel = Ref(number: StoreState.topLevel, name: "", kind: .topLevel)
     }
 
     let name: String

@@ -101,7 +101,7 @@ package struct RecordFiles: Sendable {
 
     /// Records the removals on disk: a tombstone each (appended together) and
     /// the deletion of files of their own, unless a newer version owns the name now.
-    func delete(_ removals: [RecordRemoval]) {
+    func remove(_ removals: [RecordRemoval]) {
         guard !removals.isEmpty else { return }
         if writesTombstones {
             var bytes = Data()
@@ -158,7 +158,7 @@ package struct RecordFiles: Sendable {
         for (bucket, writes) in byBucket {
             do { try append(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
         }
-        delete(removals)
+        remove(removals)
         return lost
     }
 
@@ -169,10 +169,10 @@ package struct RecordFiles: Sendable {
         for write in writes {
             logger.error("Kache could not write an entry: \(error)", metadata: ["key": "\(write.version.key.prefix(120))"])
             counters.writeErrors.add(1, ordering: .relaxed)
-            if var removal = index.discardUnwritten(write.version) {
+            if var removal = index.removeUnwritten(write.version) {
                 lost = error
                 removal.mayHaveOwnFile = true
-                delete([removal])
+                remove([removal])
             }
         }
         return lost

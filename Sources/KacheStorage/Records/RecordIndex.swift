@@ -74,7 +74,7 @@ package protocol RecordIndex: Sendable {
     /// Takes a version whose write failed out of the index, if it is still
     /// the current one (so nothing stale is served later).
     /// - Returns: the removal, whose tombstone and file the store then handles.
-    func discardUnwritten(_ version: RecordVersion) -> RecordRemoval?
+    func removeUnwritten(_ version: RecordVersion) -> RecordRemoval?
 
     /// The numbers of the key spaces records name; a name the index doesn't
     /// know is left out.

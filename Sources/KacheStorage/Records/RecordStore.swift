@@ -84,13 +84,13 @@ package final class RecordStore: Sendable {
         if let writeBehind {
             writeBehind.enqueue(removals.map { .delete($0) })
         } else {
-            files.delete(removals)
+            files.remove(removals)
         }
     }
 
     /// Records removals on disk now, on this thread, in any durability.
     package func removeNow(_ removals: [RecordRemoval]) {
-        files.delete(removals)
+        files.remove(removals)
     }
 
     // MARK: - Reading

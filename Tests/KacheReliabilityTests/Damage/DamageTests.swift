@@ -122,7 +122,7 @@ import Testing
         #expect(fixture.entries[0].space == DamageFixture.poolName)
         let path = fixture.file(of: 0).path
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        bytes[EntryFile.Offset.kind] = KeySpace.Kind.plain.rawValue
+        bytes[EntryFile.Offset.kind] = KeySpace.Kind.topLevel.rawValue
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         try FileManager.default.removeItem(at: fixture.directory.appendingPathComponent(DiskStore.manifestFile))
 

@@ -53,7 +53,7 @@ import Testing
 
         let disk = try #require(cache.disk)
         #expect(disk.beginChange())
-        let pending = try #require(try cache.indexVersion(acknowledged, key: "k53", space: .topLevel, ttl: .seconds(3600)))
+        let pending = try #require(try cache.indexVersion(acknowledged, key: "k53", keySpace: .topLevel, ttl: .seconds(3600)))
         try disk.withManifestWriter { () throws in
             let snapshot = cache.takeManifestSnapshot()
             try cache.writeManifest(snapshot)
