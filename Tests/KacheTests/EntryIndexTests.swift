@@ -91,7 +91,7 @@ import Testing
     /// its value, at its extremes, whatever the others are set to.
     @Test func packedFieldsStayApart() {
         let largest = UInt64(1) << IndexShard.Entry.sequenceBits - 1
-        let lastSpace = UInt16(StoreState.maximumKeySpaces - 1)
+        let lastSpace = UInt16(KeySpaces.maximumCount - 1)
         var entry = IndexShard.Entry(
             key: "k", expiry: 1, sequence: largest, value: nil, segment: 0, offset: 0, length: 0, rawSize: 0,
             space: lastSpace, flags: [.occupied, .referenced, .pendingWrite]
@@ -112,7 +112,7 @@ import Testing
         let cache = try Kache(inMemory: .testing())
         var opened = 2 // the default Pool and Queue
         var refusal: KacheError?
-        while refusal == nil, opened <= StoreState.maximumKeySpaces {
+        while refusal == nil, opened <= KeySpaces.maximumCount {
             do {
                 _ = try cache.pool(named: "p\(opened)", capacity: 1)
                 opened += 1
@@ -121,7 +121,7 @@ import Testing
             }
         }
         // The top level is a key space too.
-        #expect(opened == StoreState.maximumKeySpaces - 1)
+        #expect(opened == KeySpaces.maximumCount - 1)
         guard case .invalidKeySpaceName? = refusal else {
             Issue.record("expected invalidKeySpaceName, got \(String(describing: refusal))")
             return

@@ -44,7 +44,7 @@ struct IndexShard: Sendable {
         /// 2^49 writes: 17 years at a million sets a second, for the life of a directory.
         static let sequenceBits = 49
         static let flagBits = 3
-        /// 4,096 key spaces (`StoreState.maximumKeySpaces`).
+        /// 4,096 key spaces (`KeySpaces.maximumCount`).
         static let spaceBits = 64 - sequenceBits - flagBits
         private static let sequenceMask: UInt64 = 1 << sequenceBits - 1
         private static let flagMask: UInt64 = 1 << flagBits - 1

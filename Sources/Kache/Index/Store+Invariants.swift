@@ -47,8 +47,8 @@ extension StoreState {
                 precondition(counted.liveCount == 0 && counted.liveBytes == 0, "segment \(id): ledger counts \(counted.liveCount) live records the index does not hold")
             }
         }
+        spaces.checkInvariants()
         for (number, space) in spaces.enumerated() {
-            precondition(spaceNumbers[space.name] == number, "key space \(space.name) is not indexed at \(number)")
             precondition(space.count == counts[number], "key space \(space.name) counts \(space.count) entries, the index holds \(counts[number])")
             precondition(space.count <= space.capacity, "key space \(space.name) holds \(space.count) > capacity \(space.capacity)")
             // A reinstated entry may have two items for one version (harmless: the second goes stale).

@@ -73,14 +73,9 @@ extension StoreState {
         nextSequence = max(nextSequence, manifest.nextSequence)
         for saved in manifest.spaces {
             let index: Int
-            if let existing = spaceNumbers[saved.name] {
-                guard spaces[existing].kind == saved.kind else { continue }
-                index = existing
-            } else {
-                guard spaces.count < Self.maximumKeySpaces else { continue }
-                spaces.append(KeySpace(name: saved.name, kind: saved.kind, capacity: saved.capacity))
-                index = spaces.count - 1
-                spaceNumbers[saved.name] = index
+            switch spaces.findOrAdd(named: saved.name, kind: saved.kind, capacity: saved.capacity) {
+            case let .found(space), let .added(space): index = space
+            case .otherKind, .full: continue
             }
             spaces[index].counters = saved.counters
             guard withEntries else { continue }
@@ -143,14 +138,9 @@ extension StoreState {
                 continue
             }
             let index: Int
-            if let existing = spaceNumbers[header.space] {
-                guard spaces[existing].kind == KeySpace.Kind(record: header.kind) else { continue }
-                index = existing
-            } else {
-                guard spaces.count < Self.maximumKeySpaces else { continue }
-                spaces.append(KeySpace(name: header.space, kind: KeySpace.Kind(record: header.kind), capacity: .max))
-                index = spaces.count - 1
-                spaceNumbers[header.space] = index
+            switch spaces.findOrAdd(named: header.space, kind: KeySpace.Kind(record: header.kind), capacity: .max) {
+            case let .found(space), let .added(space): index = space
+            case .otherKind, .full: continue
             }
             restore(space: index, key: header.key, expiry: header.expiry, sequence: header.sequence,
                     rawSize: header.rawLength, location: record.location)

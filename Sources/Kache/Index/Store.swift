@@ -10,8 +10,7 @@ import KacheStorage
 struct StoreState: Sendable {
     /// Every entry. A reference shared with the facade, whose reads use it directly.
     let index: EntryIndex
-    var spaces: [KeySpace]
-    var spaceNumbers: [String: Int]
+    var spaces = KeySpaces()
     var nextSequence: UInt64 = 1
     var memory: MemoryBudget
     var counters = Counters()
@@ -54,9 +53,6 @@ struct StoreState: Sendable {
     /// The top level's index in `spaces`.
     static let topLevel = 0
 
-    /// The index keeps a key space's number in 12 bits (`IndexShard.Entry.space`).
-    static let maximumKeySpaces = 1 << IndexShard.Entry.spaceBits
-
     /// Records shorter than this go to segment files (`Configuration.segmentThreshold`).
     let segmentThreshold: Int
 
@@ -68,8 +64,6 @@ struct StoreState: Sendable {
         budget = DiskBudget(limit: keepsFiles ? diskBudget : nil, unit: max(allocationUnit, 1))
         self.segmentThreshold = segmentThreshold
         index = EntryIndex(keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
-        spaces = [KeySpace(name: "", kind: .topLevel, capacity: .max)]
-        spaceNumbers = ["": 0]
         memory = MemoryBudget(limit: memoryLimit, queued: writeBehindBytes)
         self.keepsFiles = keepsFiles
     }
@@ -432,26 +426,24 @@ struct StoreState: Sendable {
 
     // MARK: - Key spaces
 
-    /// The index of the key space `name`, creating it if needed.
+    /// The number of the key space `name`, adding it if needed.
     mutating func keySpace(named name: String, kind: KeySpace.Kind, capacity: Int) throws(KacheError) -> (index: Int, removals: [Removal]) {
-        if let index = spaceNumbers[name] {
-            guard spaces[index].kind == kind else {
-                throw .invalidKeySpaceName(name, reason: "it already names a \(spaces[index].kind == .pool ? "Pool" : spaces[index].kind == .queue ? "Queue" : "built-in key space")")
-            }
+        switch spaces.findOrAdd(named: name, kind: kind, capacity: capacity) {
+        case let .found(space):
             var removals: [Removal] = []
-            if spaces[index].capacity != capacity {
-                spaces[index].capacity = capacity
-                removals = trimToCapacity(space: index)
+            if spaces[space].capacity != capacity {
+                spaces[space].capacity = capacity
+                removals = trimToCapacity(space: space)
             }
-            return (index, removals)
+            return (space, removals)
+        case let .added(space):
+            mutations += 1
+            return (space, [])
+        case let .otherKind(other):
+            throw .invalidKeySpaceName(name, reason: "it already names a \(other == .pool ? "Pool" : other == .queue ? "Queue" : "built-in key space")")
+        case .full:
+            throw .invalidKeySpaceName(name, reason: "there are \(KeySpaces.maximumCount) key spaces already")
         }
-        guard spaces.count < Self.maximumKeySpaces else {
-            throw .invalidKeySpaceName(name, reason: "there are \(Self.maximumKeySpaces) key spaces already")
-        }
-        spaces.append(KeySpace(name: name, kind: kind, capacity: capacity))
-        spaceNumbers[name] = spaces.count - 1
-        mutations += 1
-        return (spaces.count - 1, [])
     }
 
     /// Evicts from a key space until it is within capacity (after a resize or a restore).

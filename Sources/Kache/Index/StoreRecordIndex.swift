@@ -43,7 +43,7 @@ struct StoreRecordIndex: RecordIndex {
     func spaces(named names: Set<String>) -> [String: Int] {
         store.withLock { state in
             var numbers: [String: Int] = [:]
-            for name in names { numbers[name] = state.spaceNumbers[name] }
+            for name in names { numbers[name] = state.spaces.number(named: name) }
             return numbers
         }
     }
