@@ -2,9 +2,8 @@ import Synchronization
 
 /// The memory the write-behind queue holds beyond the values themselves: the
 /// encoded files waiting to be written, and each job's own storage. The
-/// memory budget counts it (issue 21: the queue counts against the budget),
-/// so a burst of `async` sets evicts values from memory rather than growing
-/// the process past the budget.
+/// memory budget counts it, so a burst of `async` sets evicts values from
+/// memory rather than growing the process past the budget.
 ///
 /// An atomic, not a field under a lock: the queue changes it under its own
 /// lock, and the store reads it under the store's, and neither lock may wait

@@ -192,7 +192,7 @@ package final class WriteBehind: Sendable {
     }
 
     /// Bytes of jobs after which the writer, once the queue is empty, gives
-    /// freed memory back (issue 21: the queue's spent buffers are returned).
+    /// freed memory back: the queue's spent buffers are returned to the system.
     static let trimEvery = 16 << 20
 
     private func run() {
