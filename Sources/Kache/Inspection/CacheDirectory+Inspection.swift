@@ -345,7 +345,7 @@ extension CacheDirectory {
             diskBudget: manifest?.diskBudget,
             unindexedFiles: index.unindexedFiles,
             damagedFiles: scan.damaged,
-            temporaryFiles: tmp.count + scan.temporaryFiles,
+            temporaryFiles: tmp.count + scan.temporaryFiles.count,
             quarantinedFiles: quarantine.count,
             quarantinedBytes: quarantine.bytes,
             expiry: histogram,

@@ -1,6 +1,5 @@
 import Foundation
 import KacheStorage
-import Synchronization
 import SystemPackage
 #if canImport(Glibc)
 import Glibc
@@ -79,10 +78,10 @@ extension CacheDirectory {
 
     /// The names in the folder `relative`; empty when it does not exist.
     func listing(_ relative: String) throws(CacheDirectoryError) -> [String] {
-        do {
+        do throws(StorageError) {
             return try DiskStore.listFolder(path(relative))
         } catch {
-            throw .io(path: path(relative), reason: "the folder can't be listed: \(KacheError(error))")
+            throw CacheDirectoryError(listing: error)
         }
     }
 
@@ -132,198 +131,105 @@ struct FoundSegment: Sendable {
     var tornTailBytes: Int
 }
 
-/// Every entry file under `objects/`.
+/// Every record in the directory, in inspection's terms: what `RecordScan`
+/// found, each damaged or unreadable file with the reason a person reads.
 struct ObjectScan: Sendable {
     var files: [FoundFile] = []
+    /// Sorted by path.
     var damaged: [CacheDirectory.DamagedFile] = []
     /// Files that could not be opened or read (permission, I/O error,
-    /// descriptors exhausted): not damage, so never quarantined.
+    /// descriptors exhausted): not damage, so never quarantined. Sorted by path.
     var unreadable: [CacheDirectory.DamagedFile] = []
     /// Bytes read (whole files when checksums were checked, else headers).
     var bytesRead = 0
-    /// Files being written in the shard folders (or left there by a crash).
-    var temporaryFiles = 0
+    /// Files being written in the shard folders (or left there by a crash),
+    /// relative to the directory.
+    var temporaryFiles: [String] = []
     /// The segment files.
     var segments: [FoundSegment] = []
-}
 
-/// Reading one entry file whole, read-only, and checking it.
-enum EntryFileCheck {
-    enum Outcome {
-        case entry(EntryFile.Header, payload: Data, fileLength: Int)
-        case missing
-        case damaged(String)
-        /// The file is there but could not be opened or read (permissions, I/O).
-        case unreadable(Int32)
-    }
-
-    /// Opens `path` read-only, reads it whole and decodes it: magic, version,
-    /// lengths, checksum, and that its LZ4 payload decompresses.
-    /// - Complexity: O(n) in the file's length.
-    static func readWhole(path: String) -> Outcome {
-        switch DiskStore.readWholeFile(path: path) {
-        case .missing: return .missing
-        case .notARegularFile: return .damaged("a symbolic link or not a regular file, not an entry file")
-        case let .tooLong(length, _): return .damaged("\(length) bytes, longer than any entry file")
-        case let .unreadable(code): return .unreadable(code)
-        case let .bytes(bytes, _): return decode(bytes)
+    init(_ scan: RecordScan) {
+        files = scan.files.map { found in
+            FoundFile(
+                header: found.header, fileLength: found.fileLength, allocatedBytes: found.allocatedBytes, file: found.file,
+                location: .ownFile(length: found.fileLength)
+            )
         }
-    }
-
-    /// Decodes one record's bytes.
-    static func decode(_ bytes: Data) -> Outcome {
-        let decoded = bytes.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
+        damaged = scan.damaged.map { CacheDirectory.DamagedFile(file: $0.file, reason: CacheDirectory.reason($0)) }
+        unreadable = scan.unreadable.map {
+            CacheDirectory.DamagedFile(file: $0.file, reason: "can't be read: \(CacheDirectory.describe(errno: $0.errno))")
         }
-        switch decoded {
-        case let .success((header, payload)): return .entry(header, payload: payload, fileLength: bytes.count)
-        case let .failure(damage): return .damaged(damage.description)
+        bytesRead = scan.bytesRead
+        temporaryFiles = scan.temporaryFiles
+        for segment in scan.segments {
+            for range in segment.contents.damagedRanges {
+                damaged.append(CacheDirectory.DamagedFile(
+                    file: segment.file, reason: "bytes \(range.lowerBound)..<\(range.upperBound) are not valid records"
+                ))
+            }
+            for record in segment.contents.records {
+                files.append(FoundFile(
+                    header: record.header, fileLength: record.length, allocatedBytes: record.length, file: segment.file,
+                    location: RecordLocation(segment: segment.id, offset: UInt32(record.offset), length: record.length)
+                ))
+            }
+            segments.append(FoundSegment(
+                id: segment.id, file: segment.file, length: segment.length, allocatedBytes: segment.allocatedBytes,
+                tornTailBytes: segment.length - segment.contents.validLength
+            ))
         }
+        damaged.sort { $0.file < $1.file }
+        unreadable.sort { $0.file < $1.file }
     }
 }
 
 extension CacheDirectory {
-    /// Finds every entry file in the 256 shard folders under `objects/`, on all
-    /// cores, reading its header (or, with `checksums`, the whole file, checked).
+    /// Reads every record in the directory, read-only (`RecordScan` with the
+    /// `.readOnly` policy): the header of every file of its own (with
+    /// `checksums`, the whole file, decoded) and every segment file whole.
     ///
     /// A file that is not a valid entry, or sits under a name that is not its
     /// own, is listed as damaged; a file that vanishes while the scan runs (a
-    /// writer replaced or deleted it) is skipped. Folders other than the shards are not looked at.
-    /// - Throws: ``CacheDirectoryError/io(path:reason:)`` when a shard can't be listed.
+    /// writer replaced or deleted it) is skipped.
+    /// - Throws: ``CacheDirectoryError/io(path:reason:)`` when a folder can't be listed.
     /// - Complexity: O(files): one open and one read each.
     func scanObjects(checksums: Bool) throws(CacheDirectoryError) -> ObjectScan {
-        let result = Mutex<(scan: ObjectScan, error: CacheDirectoryError?)>((ObjectScan(), nil))
-        DispatchQueue.concurrentPerform(iterations: 256) { shard in
-            let shardName = DiskStore.shardName(shard)
-            let folder = "\(DiskStore.objectsFolder)/\(shardName)"
-            var scan = ObjectScan()
-            do throws(CacheDirectoryError) {
-                for fileName in try listing(folder) {
-                    // A write in progress (or one a crash interrupted), not an entry.
-                    if DiskStore.isTemporaryName(fileName) {
-                        scan.temporaryFiles += 1
-                        continue
-                    }
-                    examine(file: "\(folder)/\(fileName)", fileName: fileName, shard: shardName, checksums: checksums, into: &scan)
-                }
-            } catch {
-                result.withLock { $0.error = $0.error ?? error }
-                return
-            }
-            result.withLock {
-                $0.scan.files.append(contentsOf: scan.files)
-                $0.scan.damaged.append(contentsOf: scan.damaged)
-                $0.scan.unreadable.append(contentsOf: scan.unreadable)
-                $0.scan.bytesRead += scan.bytesRead
-                $0.scan.temporaryFiles += scan.temporaryFiles
-            }
+        do throws(StorageError) {
+            return ObjectScan(try RecordScan(root: root, depth: checksums ? .records : .headers, policy: .readOnly))
+        } catch {
+            throw CacheDirectoryError(listing: error)
         }
-        let (found, error) = result.withLock { $0 }
-        if let error { throw error }
-        var scan = found
-        try scanSegments(into: &scan)
-        var sorted = scan
-        sorted.damaged.sort { $0.file < $1.file }
-        sorted.unreadable.sort { $0.file < $1.file }
-        return sorted
     }
 
-    private func examine(file relative: String, fileName: String, shard: String, checksums: Bool, into scan: inout ObjectScan) {
-        let fullPath = path(relative)
-        let found: (header: EntryFile.Header, length: Int)
-        if checksums {
-            switch EntryFileCheck.readWhole(path: fullPath) {
-            case .missing:
-                return
-            case let .unreadable(code):
-                scan.unreadable.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
-                return
-            case let .damaged(reason):
-                scan.damaged.append(DamagedFile(file: relative, reason: reason))
-                return
-            case let .entry(header, _, length):
-                found = (header, length)
-                scan.bytesRead += length
-            }
-        } else {
-            switch DiskStore.readHeader(path: fullPath, verifyingChecksum: false) {
-            case .failure(.missing):
-                return
-            case let .failure(.unreadable(code)):
-                scan.unreadable.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
-                return
-            case let .failure(.damaged(damage)):
-                scan.damaged.append(DamagedFile(file: relative, reason: damage.description))
-                return
-            case let .success(file):
-                found = (file.header, file.fileLength)
-                scan.bytesRead += min(file.fileLength, EntryFile.headerSize + file.header.key.utf8.count + file.header.space.utf8.count)
-            }
-        }
-        let name = EntryName(space: found.header.space, key: found.header.key)
-        guard name.fileName == fileName, name.shard == shard else {
-            scan.damaged.append(DamagedFile(file: relative, reason: "holds an entry whose file name is \(name.shard)/\(name.fileName)"))
-            return
-        }
-        var info = stat()
-        let allocated = lstat(fullPath, &info) == 0 ? Int(info.st_blocks) * 512 : found.length
-        scan.files.append(FoundFile(
-            header: found.header, fileLength: found.length, allocatedBytes: allocated, file: relative,
-            location: .ownFile(length: found.length)
-        ))
+    /// What is wrong with a file the scan found damaged, as a phrase.
+    static func reason(_ damaged: RecordScan.DamagedFile) -> String {
+        // A segment file is listed here only when it is not a file that can be read whole.
+        if damaged.file.hasPrefix("\(DiskStore.segmentsFolder)/") { return "not a regular file" }
+        return reason(damaged.damage)
     }
 
-    /// Reads every segment file whole, read-only, and lists its records with
-    /// the engine's own segment scan (`SegmentStore.scan`: every checksum
-    /// verified, damaged runs skipped, a torn tail noted).
-    private func scanSegments(into scan: inout ObjectScan) throws(CacheDirectoryError) {
-        for name in try listing(DiskStore.segmentsFolder).sorted() {
-            guard let id = SegmentStore.id(ofFileName: name) else { continue }
-            let relative = "\(DiskStore.segmentsFolder)/\(name)"
-            let bytes: Data
-            switch DiskStore.readWholeFile(path: path(relative)) {
-            case .missing:
-                continue
-            case .notARegularFile, .tooLong:
-                scan.damaged.append(DamagedFile(file: relative, reason: "not a regular file"))
-                continue
-            case let .unreadable(code):
-                scan.unreadable.append(DamagedFile(file: relative, reason: "can't be read: \(CacheDirectory.describe(errno: code))"))
-                continue
-            case let .bytes(data, _):
-                bytes = data
-            }
-            let found = SegmentStore.scan(bytes)
-            scan.bytesRead += bytes.count
-            for range in found.damagedRanges {
-                scan.damaged.append(DamagedFile(file: relative, reason: "bytes \(range.lowerBound)..<\(range.upperBound) are not valid records"))
-            }
-            for record in found.records {
-                scan.files.append(FoundFile(
-                    header: record.header, fileLength: record.length, allocatedBytes: record.length, file: relative,
-                    location: RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
-                ))
-            }
-            scan.segments.append(FoundSegment(
-                id: id, file: relative, length: bytes.count, allocatedBytes: allocation(of: relative),
-                tornTailBytes: bytes.count - found.validLength
-            ))
+    /// What is wrong with a file of its own, as a phrase.
+    static func reason(_ damage: RecordScan.Damage) -> String {
+        switch damage {
+        case let .format(damage): return damage.description
+        case .notARegularFile: return "a symbolic link or not a regular file, not an entry file"
+        case let .tooLong(length): return "\(length) bytes, longer than any entry file"
+        case let .misplaced(name): return "holds an entry whose file name is \(name.shard)/\(name.fileName)"
         }
     }
 
     /// Reads and verifies the record of `entry` (its own file or its place in a segment).
-    func readRecord(of entry: Entry) -> EntryFileCheck.Outcome {
-        guard let offset = entry.offset else { return EntryFileCheck.readWhole(path: path(entry.file)) }
-        switch DiskStore.readWholeFile(path: path(entry.file)) {
-        case .missing:
-            return .missing
-        case .notARegularFile, .tooLong:
-            return .damaged("the segment file is not a regular file")
-        case let .unreadable(code):
-            return .unreadable(code)
-        case let .bytes(bytes, _):
-            guard offset + entry.fileSize <= bytes.count else { return .damaged(EntryFile.Damage.truncated(length: bytes.count - offset).description) }
-            return EntryFileCheck.decode(bytes.subdata(in: offset ..< offset + entry.fileSize))
+    func readRecord(of entry: Entry) -> DiskStore.RecordFileRead {
+        DiskStore.readRecord(atPath: path(entry.file), range: entry.offset.map { $0 ..< $0 + entry.fileSize })
+    }
+}
+
+extension CacheDirectoryError {
+    /// A folder that could not be listed.
+    init(listing error: StorageError) {
+        let folder = switch error {
+        case let .directoryLocked(path, _), let .directoryUnusable(path, _), let .diskFull(path), let .io(_, path, _): path
         }
+        self = .io(path: folder, reason: "the folder can't be listed: \(KacheError(error))")
     }
 }

@@ -188,7 +188,7 @@ extension CacheDirectory {
             return Repair(verification: found, quarantined: [], manifestRewritten: false, manifestEntries: 0)
         }
         disk.noteChange()
-        disk.removeTemporaryFiles()
+        disk.deleteTemporaryFiles(scan.temporaryFiles)
         var moved: [String] = []
         // A segment's damaged runs stay where they are: its other records are
         // live. They count as dead bytes, and compaction leaves them behind.

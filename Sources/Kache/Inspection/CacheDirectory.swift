@@ -112,7 +112,7 @@ public struct CacheDirectory: Sendable {
     public func lookUp(key: String, inKeySpace space: String = "", now: Date = Date()) throws(CacheDirectoryError) -> Lookup {
         let name = EntryName(space: space, key: key)
         var relative = "\(DiskStore.objectsFolder)/\(name.shard)/\(name.fileName)"
-        var outcome: EntryFileCheck.Outcome
+        var outcome: DiskStore.RecordFileRead
         var offset: Int?
         let segments = try listing(DiskStore.segmentsFolder).contains { SegmentStore.id(ofFileName: $0) != nil }
         if segments {
@@ -126,16 +126,22 @@ public struct CacheDirectory: Sendable {
             offset = entry.offset
             outcome = readRecord(of: entry)
         } else {
-            outcome = EntryFileCheck.readWhole(path: path(relative))
+            outcome = DiskStore.readRecord(atPath: path(relative))
         }
         switch outcome {
         case .missing:
             return .missing
         case let .unreadable(code):
             throw .io(path: path(relative), reason: CacheDirectory.describe(errno: code))
-        case let .damaged(damage):
-            return .damaged(file: relative, reason: damage)
-        case let .entry(header, payload, fileLength):
+        case let .damaged(damage, _):
+            return .damaged(file: relative, reason: damage.description)
+        case .notARegularFile where offset != nil, .tooLong where offset != nil:
+            return .damaged(file: relative, reason: "the segment file is not a regular file")
+        case .notARegularFile:
+            return .damaged(file: relative, reason: CacheDirectory.reason(.notARegularFile))
+        case let .tooLong(length, _):
+            return .damaged(file: relative, reason: CacheDirectory.reason(.tooLong(length: length)))
+        case let .record(header, payload, fileLength, _):
             guard header.key == name.canonicalKey, header.space == space else {
                 return .damaged(file: relative, reason: EntryFile.Damage.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key).description)
             }

@@ -29,11 +29,53 @@ extension DiskStore {
         case unreadable(errno: Int32)
     }
 
+    /// What reading one record from a file found, before anyone checks whose it is.
+    package enum RecordFileRead {
+        /// The record, decoded; `length` is its length in bytes.
+        case record(EntryFile.Header, payload: Data, length: Int, inode: UInt64)
+        case missing
+        /// A symbolic link, or not a regular file: never followed, never a record.
+        case notARegularFile
+        /// Longer than the caller accepts; not read.
+        case tooLong(length: Int, inode: UInt64)
+        case damaged(EntryFile.Damage, inode: UInt64)
+        /// Not damage: see `ReadResult.unreadable`.
+        case unreadable(errno: Int32)
+    }
+
     /// Reads the file at `path` whole, refusing a symbolic link in its place
     /// (`O_NOFOLLOW`) and anything but a regular file (`O_NONBLOCK`, so a FIFO
-    /// planted in its place can't block the open). The one whole-file read of
-    /// the engine (entry files, the manifest) and of `CacheDirectory`.
+    /// planted in its place can't block the open). The one read of a file by
+    /// path: the manifest, and (through `readRecord`) files of their own and
+    /// the records `CacheDirectory` reads.
     package static func readWholeFile(path: String, maximumLength: Int = .max) -> WholeFile {
+        readFile(path: path, range: nil, maximumLength: maximumLength)
+    }
+
+    /// Reads and decodes one record from the file at `path`, opened read-only
+    /// as `readWholeFile` opens it: the whole file, or only `range` of it (a
+    /// record in a segment file). Checks the header, lengths, checksum and
+    /// that the payload decompresses; not whose record it is.
+    /// - Complexity: O(n) in the record's length.
+    package static func readRecord(atPath path: String, range: Range<Int>? = nil, maximumLength: Int = .max) -> RecordFileRead {
+        switch readFile(path: path, range: range, maximumLength: maximumLength) {
+        case .missing: return .missing
+        case .notARegularFile: return .notARegularFile
+        case let .tooLong(length, inode): return .tooLong(length: length, inode: inode)
+        case let .unreadable(code): return .unreadable(errno: code)
+        case let .bytes(bytes, inode):
+            if let range, bytes.count < range.count { return .damaged(.truncated(length: bytes.count), inode: inode) }
+            do {
+                let (header, payload) = try EntryFile.decode(bytes)
+                return .record(header, payload: payload, length: bytes.count, inode: inode)
+            } catch {
+                return .damaged(error, inode: inode)
+            }
+        }
+    }
+
+    /// `readWholeFile`, or only the bytes of `range` when given (fewer where the file ends sooner).
+    private static func readFile(path: String, range: Range<Int>?, maximumLength: Int) -> WholeFile {
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             switch errno {
@@ -47,11 +89,11 @@ extension DiskStore {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return .unreadable(errno: errno) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { return .notARegularFile }
-        let length = Int(info.st_size)
         let inode = UInt64(info.st_ino)
-        guard length <= maximumLength else { return .tooLong(length: length, inode: inode) }
-        var bytes = Data(count: length)
-        let got = bytes.withUnsafeMutableBytes { readFully(fd, path: path, at: 0, into: $0) }
+        let wanted = range ?? 0 ..< Int(info.st_size)
+        guard wanted.count <= maximumLength else { return .tooLong(length: wanted.count, inode: inode) }
+        var bytes = Data(count: wanted.count)
+        let got = bytes.withUnsafeMutableBytes { readFully(fd, path: path, at: wanted.lowerBound, into: $0) }
         guard got >= 0 else { return .unreadable(errno: errno) }
         bytes.count = got
         return .bytes(bytes, inode: inode)
@@ -61,31 +103,19 @@ extension DiskStore {
     /// this very key), and decompresses its payload. Never traps.
     /// - Parameter maximumLength: longer files are damaged without being read.
     package func read(_ name: EntryName, maximumLength: Int) -> ReadResult {
-        let bytes: Data
-        let inode: UInt64
-        switch DiskStore.readWholeFile(path: path(of: name), maximumLength: maximumLength) {
+        switch DiskStore.readRecord(atPath: path(of: name), maximumLength: maximumLength) {
         case .missing: return .missing
         case .notARegularFile: return .damaged(.badMagic, inode: 0)
         case let .tooLong(length, inode): return .damaged(.lengthMismatch(expected: maximumLength, actual: length), inode: inode)
         case let .unreadable(code): return .unreadable(errno: code)
-        case let .bytes(data, fileInode):
-            bytes = data
-            inode = fileInode
-        }
-        let decoded = bytes.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
-        }
-        switch decoded {
-        case let .success((header, payload)):
+        case let .damaged(damage, inode): return .damaged(damage, inode: inode)
+        case let .record(header, payload, _, inode):
             guard header.key == name.canonicalKey, header.space == name.space else {
                 return .damaged(.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key), inode: inode)
             }
             return .entry(header, payload: payload)
-        case let .failure(damage):
-            return .damaged(damage, inode: inode)
         }
     }
-
 
     /// Reads from `offset` until `buffer` is full or the file ends; the bytes
     /// read, or -1 on an error.

@@ -6,75 +6,13 @@ import Glibc
 extension DiskStore {
     // MARK: - Scanning
 
-    /// An entry file found by `scanHeaders`.
+    // What `RecordScan`, the one scan of the directory's records, reads of
+    // each folder and each file of its own.
+
+    /// A file of its own whose header `readHeader` read.
     package struct ScannedFile: Sendable {
         package var header: EntryFile.Header
         package var fileLength: Int
-    }
-
-    /// Reads the header of every file under `objects/` (never a payload), on
-    /// all cores. Files that are not valid entries, or that sit under a name
-    /// that is not their own, are moved to quarantine and counted. Temporary
-    /// files are deleted when `deletingTemporaryFiles` (at open, under the
-    /// lock and before any write, they are what a crash left); otherwise they
-    /// may be writes in progress and are left alone.
-    ///
-    /// - Throws: when a folder can't be listed or a file can't be opened or
-    ///   read (descriptors exhausted, permission, I/O error): the index can't
-    ///   be rebuilt without it, and such a file is not damage, so nothing is
-    ///   moved for it.
-    /// - Complexity: O(files), one open and one small read each.
-    package func scanHeaders(deletingTemporaryFiles: Bool) throws(StorageError) -> (files: [ScannedFile], quarantined: Int) {
-        let results = Locked<(files: [ScannedFile], quarantined: Int, failure: StorageError?)>(([], 0, nil))
-        DispatchQueue.concurrentPerform(iterations: 256) { shard in
-            let folder = "\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))"
-            var files: [ScannedFile] = []
-            var damaged = 0
-            do throws(StorageError) {
-                for fileName in try DiskStore.listFolder(folder) {
-                    let path = "\(folder)/\(fileName)"
-                    if DiskStore.isTemporaryName(fileName) {
-                        if deletingTemporaryFiles { unlink(path) }
-                        continue
-                    }
-                    switch DiskStore.readHeader(path: path) {
-                    case let .success(file):
-                        let name = EntryName(space: file.header.space, key: file.header.key)
-                        if name.fileName == fileName, name.shard == DiskStore.shardName(shard) {
-                            files.append(file)
-                        } else {
-                            damaged += quarantine(path: path, inode: 0) == nil ? 0 : 1
-                        }
-                    case .failure(.missing):
-                        continue
-                    case let .failure(.unreadable(code)):
-                        throw .fileOperation("Reading an entry file's header", path: path, errno: code)
-                    case .failure(.damaged):
-                        damaged += quarantine(path: path, inode: 0) == nil ? 0 : 1
-                    }
-                }
-            } catch {
-                results.withLock { $0.failure = $0.failure ?? error }
-            }
-            results.withLock {
-                $0.files.append(contentsOf: files)
-                $0.quarantined += damaged
-            }
-        }
-        let (files, quarantined, failure) = results.withLock { $0 }
-        if let failure { throw failure }
-        return (files, quarantined)
-    }
-
-    /// Deletes the temporary files in the shard folders. Only for the lock
-    /// holder while nothing writes: these are writes a crash interrupted.
-    package func removeTemporaryFiles() {
-        for shard in 0 ..< 256 {
-            let folder = "\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))"
-            for fileName in (try? DiskStore.listFolder(folder)) ?? [] where DiskStore.isTemporaryName(fileName) {
-                unlink("\(folder)/\(fileName)")
-            }
-        }
     }
 
     /// The names in a folder (without `.` and `..`); empty when it does not exist.

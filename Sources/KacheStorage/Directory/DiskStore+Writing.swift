@@ -53,6 +53,13 @@ extension DiskStore {
         unlink(path(of: name))
     }
 
+    /// Deletes the temporary files a `RecordScan` found in the shard folders
+    /// (paths relative to the directory). Only for the lock holder while
+    /// nothing writes: these are writes a crash interrupted.
+    package func deleteTemporaryFiles(_ files: [String]) {
+        for file in files { unlink("\(root)/\(file)") }
+    }
+
     /// Bytes handed to the file system for entries since open.
     package var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) + segments.bytesWritten }
 

@@ -12,7 +12,8 @@ import Glibc
 /// It knows entry names and bytes, never Pools, Queues or expiry rules.
 ///
 /// One file per part: here the layout and the lock, then `+Writing`,
-/// `+Reading`, `+Quarantine`, `+Scanning` (the rebuild's header scan),
+/// `+Reading`, `+Quarantine`, `+Scanning` (what `RecordScan` reads: a folder's
+/// names, a file's header),
 /// `+Footprint` (what `du` counts), and `+Changes` (changes under way, the
 /// `dirty` marker, saves one at a time).
 ///

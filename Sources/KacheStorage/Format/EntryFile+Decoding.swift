@@ -104,4 +104,9 @@ extension EntryFile {
         guard ok else { throw .undecompressible }
         return (header, payload)
     }
+
+    /// `decode` of a record held in a `Data`.
+    package static func decode(_ record: Data) throws(Damage) -> (header: Header, payload: Data) {
+        try record.withUnsafeBytes { raw in Result { () throws(Damage) in try decode(raw) } }.get()
+    }
 }

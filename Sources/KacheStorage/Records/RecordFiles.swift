@@ -197,17 +197,14 @@ package struct RecordFiles: Sendable {
         guard let bytes = file.read(offset: Int(location.offset), length: location.length) else {
             return .unreadable(errno: errno)
         }
-        let decoded = bytes.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
-        }
-        switch decoded {
-        case let .success((header, payload)):
+        do {
+            let (header, payload) = try EntryFile.decode(bytes)
             guard header.key == name.canonicalKey, header.space == name.space, !header.isTombstone else {
                 return .damaged(.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key), inode: 0)
             }
             return .entry(header, payload: payload)
-        case let .failure(damage):
-            return .damaged(damage, inode: 0)
+        } catch {
+            return .damaged(error, inode: 0)
         }
     }
 

@@ -21,34 +21,32 @@ package struct FoundRecords: Sendable {
 }
 
 extension RecordStore {
-    /// Every record on disk, for the rebuild after a crash: the headers of
-    /// files of their own, and every record of every segment file (read
-    /// sequentially, each checksum verified). Damaged files of their own go
-    /// to quarantine; damaged runs in a segment are skipped, the records
-    /// around them kept.
+    /// Every record on disk, for the rebuild after a crash: the scan of the
+    /// directory (`RecordScan`) with the rebuild's policy. Each file of its
+    /// own is read whole and its checksum verified, and every record of every
+    /// segment file. Damaged files of their own go to quarantine; damaged
+    /// runs in a segment are skipped, the records around them kept.
     ///
     /// At open (`atOpen`), temporary files in the shard folders are what a
     /// crash left, and are deleted, and a torn segment tail is cut; later
     /// (`load()`) they may be writes under way, and are left alone.
     package func findRecords(atOpen: Bool) throws(StorageError) -> FoundRecords {
-        let scan = try disk.scanHeaders(deletingTemporaryFiles: atOpen)
+        let scan = try RecordScan(root: disk.root, depth: .checksums, policy: .recovering(disk, atOpen: atOpen))
         var found = FoundRecords()
         found.damaged = scan.quarantined
         found.records = scan.files.map { FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength)) }
-        for (id, length) in segments.lengths() {
-            guard let file = segments.file(id) else { continue }
-            let records = try SegmentStore.scan(file)
-            if records.validLength < length {
+        for segment in scan.segments {
+            let records = segment.contents
+            if records.validLength < segment.length {
                 files.logger.warning(
                     "Kache cut a torn tail off a segment file",
-                    metadata: ["segment": "\(segments.path(of: id))", "bytes": "\(length - records.validLength)"]
+                    metadata: ["segment": "\(segments.path(of: segment.id))", "bytes": "\(segment.length - records.validLength)"]
                 )
-                if atOpen { segments.truncate(id, to: records.validLength) }
             }
             if !records.damagedRanges.isEmpty {
                 files.logger.warning(
                     "Kache skipped damaged bytes in a segment file; the records around them are kept",
-                    metadata: ["segment": "\(segments.path(of: id))", "ranges": "\(records.damagedRanges.count)"]
+                    metadata: ["segment": "\(segments.path(of: segment.id))", "ranges": "\(records.damagedRanges.count)"]
                 )
                 found.damaged += records.damagedRanges.count
             }
@@ -56,10 +54,10 @@ extension RecordStore {
             for record in records.records {
                 latest = max(latest, record.header.sequence)
                 found.records.append(FoundRecord(
-                    header: record.header, location: RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
+                    header: record.header, location: RecordLocation(segment: segment.id, offset: UInt32(record.offset), length: record.length)
                 ))
             }
-            found.latestSequences[id] = latest
+            found.latestSequences[segment.id] = latest
         }
         return found
     }

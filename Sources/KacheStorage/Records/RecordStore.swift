@@ -12,7 +12,8 @@ import Logging
 ///
 /// One file per part: here the interface, `RecordFiles` (the writes and
 /// reads themselves), `WriteBehind`, `Reclaimer`, `+Recovery` (what a rebuild
-/// after a crash finds).
+/// after a crash finds, through `RecordScan`, the one scan of the directory's
+/// records, which the inspection tools run read-only).
 package final class RecordStore: Sendable {
     /// The directory: its layout, lock, files of their own and segment files.
     package let disk: DiskStore
