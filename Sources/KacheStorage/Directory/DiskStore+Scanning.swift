@@ -53,8 +53,12 @@ extension DiskStore {
     /// The rebuild after a crash verifies: a bit flipped in a header's expiry or
     /// kind still parses, and would otherwise be swept as expired or filed under
     /// the wrong key space instead of being quarantined.
+    ///
+    /// A symbolic link or anything but a regular file is damage. The open
+    /// neither follows a link (`O_NOFOLLOW`) nor waits (`O_NONBLOCK`: a FIFO
+    /// planted among the entry files would otherwise block it until a writer came).
     package static func readHeader(path: String, verifyingChecksum: Bool = true) -> Result<ScannedFile, HeaderReadFailure> {
-        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             switch errno {
             case ENOENT: return .failure(.missing)
