@@ -61,13 +61,11 @@ public struct SharedTierRecord: Sendable, Equatable {
 
     /// Checks and decodes a record (header, lengths, checksum, LZ4). Never traps on hostile bytes.
     public static func decode(_ bytes: Data) throws(DecodingError) -> SharedTierRecord {
-        let result: Result<(header: EntryFile.Header, payload: Data), EntryFile.Damage> = bytes.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) }
-        }
         let decoded: (header: EntryFile.Header, payload: Data)
-        switch result {
-        case let .success(value): decoded = value
-        case let .failure(damage): throw DecodingError(description: damage.description)
+        do {
+            decoded = try EntryFile.decode(bytes)
+        } catch {
+            throw DecodingError(description: error.description)
         }
         // A tombstone (a removal in a segment file) is never a value.
         guard !decoded.header.isTombstone else { throw DecodingError(description: "a tombstone, not a value") }

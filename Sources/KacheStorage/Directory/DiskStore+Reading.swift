@@ -8,16 +8,6 @@ extension DiskStore {
     // MARK: - Reading
 
     /// The result of reading one entry file.
-    package enum ReadResult {
-        case entry(EntryFile.Header, payload: Data)
-        case missing
-        /// The file is not a valid entry for `name`; `inode` identifies the file read.
-        case damaged(EntryFile.Damage, inode: UInt64)
-        /// The file could not be opened or read (`EMFILE`, `EACCES`, `EIO`,
-        /// `ENOMEM`…): that says nothing about its bytes, so it is not damage.
-        case unreadable(errno: Int32)
-    }
-
     /// What reading a whole file found, before its bytes are decoded.
     package enum WholeFile {
         case bytes(Data, inode: UInt64)
@@ -39,7 +29,7 @@ extension DiskStore {
         /// Longer than the caller accepts; not read.
         case tooLong(length: Int, inode: UInt64)
         case damaged(EntryFile.Damage, inode: UInt64)
-        /// Not damage: see `ReadResult.unreadable`.
+        /// Not damage: see `RecordRead.unreadable`.
         case unreadable(errno: Int32)
     }
 
@@ -102,7 +92,7 @@ extension DiskStore {
     /// Reads and verifies the file of `name` (checksum, format, that it holds
     /// this very key), and decompresses its payload. Never traps.
     /// - Parameter maximumLength: longer files are damaged without being read.
-    package func read(_ name: EntryName, maximumLength: Int) -> ReadResult {
+    package func read(_ name: EntryName, maximumLength: Int) -> RecordRead {
         switch DiskStore.readRecord(atPath: path(of: name), maximumLength: maximumLength) {
         case .missing: return .missing
         case .notARegularFile: return .damaged(.badMagic, inode: 0)
@@ -163,4 +153,17 @@ extension DiskStore {
     package static func injectFault(_ operation: DiskFaults.Operation, _ path: String) throws(Errno) {
         if let code = DiskFaults.failure(operation, path: path) { throw Errno(rawValue: code) }
     }
+}
+
+/// What reading one version's record found: in a file of its own
+/// (`DiskStore.read`) or in a segment (`RecordStore.read`).
+package enum RecordRead: Sendable {
+    case entry(EntryFile.Header, payload: Data)
+    case missing
+    /// The bytes are not a valid record for the name asked for; `inode`
+    /// identifies the file read (0 for a segment's record).
+    case damaged(EntryFile.Damage, inode: UInt64)
+    /// The file could not be opened or read (`EMFILE`, `EACCES`, `EIO`,
+    /// `ENOMEM`…): that says nothing about its bytes, so it is not damage.
+    case unreadable(errno: Int32)
 }

@@ -43,7 +43,7 @@ extension DiskStore {
     package enum HeaderReadFailure: Error {
         case missing
         case damaged(EntryFile.Damage)
-        /// Not damage: see `ReadResult.unreadable`.
+        /// Not damage: see `RecordRead.unreadable`.
         case unreadable(Int32)
     }
 

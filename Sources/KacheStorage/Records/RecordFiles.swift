@@ -185,14 +185,7 @@ package struct RecordFiles: Sendable {
     /// `file`: the segment file, taken with the location, so that it still
     /// reads if the file was deleted since.
     func readRecord(_ name: EntryName, at location: RecordLocation, in file: SegmentStore.SegmentFile?, maximumLength: Int) -> RecordRead {
-        if location.isOwnFile {
-            switch disk.read(name, maximumLength: maximumLength) {
-            case let .entry(header, payload): return .entry(header, payload: payload)
-            case .missing: return .missing
-            case let .damaged(damage, inode): return .damaged(damage, inode: inode)
-            case let .unreadable(code): return .unreadable(errno: code)
-            }
-        }
+        if location.isOwnFile { return disk.read(name, maximumLength: maximumLength) }
         guard let file, file.id == location.segment else { return .missing }
         guard let bytes = file.read(offset: Int(location.offset), length: location.length) else {
             return .unreadable(errno: errno)
@@ -247,12 +240,4 @@ package struct RecordWrite: Sendable {
         self.rawSize = rawSize
         self.bucket = bucket
     }
-}
-
-/// What reading one version's record found.
-package enum RecordRead: Sendable {
-    case entry(EntryFile.Header, payload: Data)
-    case missing
-    case damaged(EntryFile.Damage, inode: UInt64)
-    case unreadable(errno: Int32)
 }
