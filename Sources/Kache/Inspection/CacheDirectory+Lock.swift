@@ -1,6 +1,5 @@
 import Foundation
 import KacheStorage
-import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +22,7 @@ extension CacheDirectory {
         var info = stat()
         // The lock is an flock on this file; with no file, nobody has ever held it.
         guard stat(lockPath, &info) == 0 else { return nil }
-        let written = writtenPID(lockPath)
+        let written = DirectoryLock.writtenPID(atPath: lockPath)
         if let table = FileManager.default.contents(atPath: "/proc/locks") {
             let holders = LockTable(String(decoding: table, as: UTF8.self)).exclusiveFlockHolders(
                 inode: UInt64(info.st_ino), device: UInt64(info.st_dev)
@@ -33,15 +32,6 @@ extension CacheDirectory {
             return LockHolder(pid: written.flatMap { holders.contains($0) ? $0 : nil } ?? holder)
         }
         return DirectoryLock.holder(atPath: lockPath).map { LockHolder(pid: $0 < 0 ? nil : $0) }
-    }
-
-    /// The pid the last holder wrote into the lock file.
-    private func writtenPID(_ lockPath: String) -> Int32? {
-        guard let fd = try? FileDescriptor.open(FilePath(lockPath), .readOnly, options: [.closeOnExec, .noFollow]) else { return nil }
-        defer { try? fd.close() }
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let count = (try? buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 0, into: $0) }) ?? 0
-        return Int32(String(decoding: buffer.prefix(count), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }
 

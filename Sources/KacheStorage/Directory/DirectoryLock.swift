@@ -56,6 +56,15 @@ package final class DirectoryLock: Sendable {
         return holder(of: fd) ?? -1
     }
 
+    /// The pid the last holder wrote into the lock file at `path`; nil when
+    /// there is none to read. Takes no lock, and says nothing of whether the
+    /// lock is held now.
+    package static func writtenPID(atPath path: String) -> Int32? {
+        guard let fd = try? FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .noFollow]) else { return nil }
+        defer { try? fd.close() }
+        return holder(of: fd)
+    }
+
     private static func holder(of fd: FileDescriptor) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = (try? buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 0, into: $0) }) ?? 0
