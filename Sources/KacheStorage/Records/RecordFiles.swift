@@ -82,8 +82,11 @@ package struct RecordFiles: Sendable {
             offset += write.file.count
         }
         // The previous versions were in files of their own: the segment holds the key now.
-        let leftOwnFiles = Set(index.commit(landed))
-        for write in current where leftOwnFiles.contains(write.version) {
+        let leftOwnFiles = index.commit(landed)
+        // Almost always none: don't hash every key of the batch to find out.
+        guard !leftOwnFiles.isEmpty else { return }
+        let left = Set(leftOwnFiles)
+        for write in current where left.contains(write.version) {
             disk.withExclusiveAccess(to: write.name) {
                 if !index.keepsOwnFile(space: write.version.space, key: write.version.key) { disk.delete(write.name) }
             }
