@@ -7,7 +7,7 @@ import Testing
     private func record(_ sequence: UInt64, value: Data? = nil) -> EntryRecord {
         EntryRecord(
             expiry: Int64(sequence), sequence: sequence, rawSize: value?.count ?? 0, value: value,
-            isPendingWrite: false, length: 100, fileSize: 100, segment: 1, offset: UInt32(sequence % 1000), diskSequence: sequence
+            isPendingWrite: false, length: 100, location: RecordLocation(segment: 1, offset: UInt32(sequence % 1000), length: 100), diskSequence: sequence
         )
     }
 

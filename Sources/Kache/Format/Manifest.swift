@@ -177,3 +177,13 @@ struct Manifest: Sendable, Equatable {
         self.spaces = spaces
     }
 }
+
+extension Manifest.Entry {
+    /// An entry whose version on disk, if any, is at `location`.
+    init(key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation?, diskSequence: UInt64) {
+        self.init(
+            key: key, expiry: expiry, sequence: sequence, rawSize: rawSize, fileSize: location?.length ?? 0,
+            segment: location?.segment ?? 0, offset: location?.offset ?? 0, diskSequence: diskSequence
+        )
+    }
+}

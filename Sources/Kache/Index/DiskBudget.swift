@@ -14,22 +14,71 @@
 /// overrun the limit together; the charge is released when the entry goes.
 struct DiskBudget: Sendable {
     /// The most bytes the directory may occupy, or nil for no limit.
-    var limit: Int?
+    let limit: Int?
     /// The file system's allocation unit (`statvfs` block size).
-    var unit: Int
-    /// Bytes charged to live entries' files.
-    var charged = 0
+    let unit: Int
+    /// False in `memory` durability: nothing is charged.
+    let keepsFiles: Bool
+    /// Records shorter than this go to segment files (`Configuration.segmentThreshold`).
+    let segmentThreshold: Int
+    /// Bytes charged to live entries' records.
+    private(set) var charged = 0
+    /// Bytes of the keys of live entries (the manifest lists each).
+    private(set) var keyBytes = 0
+    /// Live entries with a version on disk, and the bytes of those records.
+    private(set) var files = 0
+    private(set) var fileBytes = 0
     /// Bytes the directory occupies besides entry files and the manifest.
     var footprint = 0
-    /// Bytes of the keys of live entries (the manifest lists each).
-    var keyBytes = 0
     /// Entries evicted to stay within the limit, and their bytes.
     var evictions: UInt64 = 0
     var evictedBytes = 0
 
+    init(limit: Int?, unit: Int, keepsFiles: Bool, segmentThreshold: Int) {
+        self.limit = keepsFiles ? limit : nil
+        self.unit = max(unit, 1)
+        self.keepsFiles = keepsFiles
+        self.segmentThreshold = segmentThreshold
+    }
+
     /// The bytes a file of `length` bytes occupies: whole allocation units.
     func allocation(forLength length: Int) -> Int {
         length == 0 ? 0 : (length + unit - 1) / unit * unit
+    }
+
+    /// What an entry of a record of `length` bytes is charged: a file of its
+    /// own takes whole blocks, a record in a segment its length.
+    func charge(forLength length: Int) -> Int {
+        guard keepsFiles else { return 0 }
+        return length < segmentThreshold ? length : allocation(forLength: length)
+    }
+
+    /// What `record` is charged: by the rule above while its version is
+    /// pending, by where it is once written (a file of its own written under
+    /// another threshold takes its blocks all the same).
+    func charge(of record: EntryRecord) -> Int {
+        guard keepsFiles else { return 0 }
+        if record.isPendingWrite { return charge(forLength: record.length) }
+        guard let location = record.location else { return 0 }
+        return location.isOwnFile ? allocation(forLength: location.length) : location.length
+    }
+
+    /// Counts a change of the index: the record of a key of `keyBytes` goes
+    /// from `old` to `new` (nil: the key was absent, or leaves). The one place
+    /// the totals change, so that they always add up (`checkInvariants`).
+    mutating func account(replacing old: EntryRecord?, with new: EntryRecord?, keyBytes: Int) {
+        charged += (new.map(charge(of:)) ?? 0) - (old.map(charge(of:)) ?? 0)
+        self.keyBytes += (new == nil ? 0 : keyBytes) - (old == nil ? 0 : keyBytes)
+        files += (new?.location == nil ? 0 : 1) - (old?.location == nil ? 0 : 1)
+        fileBytes += (new?.fileSize ?? 0) - (old?.fileSize ?? 0)
+    }
+
+    /// Forgets every entry's charge (before a restore); the footprint and counts stay.
+    mutating func forgetEntries() {
+        charged = 0
+        keyBytes = 0
+        files = 0
+        fileBytes = 0
     }
 
     /// Bytes reserved per entry for its name in a folder (an ext4 directory
@@ -95,7 +144,7 @@ extension StoreState {
         var removals: [Removal] = []
         while wouldExceedDiskBudget(adding: bytes, newKeyBytes: newKeyBytes), let (space, key, record) = popEarliestAcrossKeySpaces() {
             budget.evictions += 1
-            budget.evictedBytes += charge(of: record)
+            budget.evictedBytes += budget.charge(of: record)
             removals.append(noteRemoved(space: space, key: key, record: record))
         }
         if !removals.isEmpty { mutations += 1 }

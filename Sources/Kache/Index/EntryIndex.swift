@@ -141,6 +141,7 @@ final class EntryIndex: Sendable {
 
     /// Adds or replaces the record of (space, key).
     /// - Returns: the record it replaced, and the reference of the new one.
+    @inline(__always)
     func upsert(space: Int, key: String, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
         let space16 = UInt16(truncatingIfNeeded: space)
         let hash = IndexShard.hash(space: space16, key: key)
@@ -299,10 +300,14 @@ final class EntryIndex: Sendable {
         return result
     }
 
+    // The packed entry keeps a location's fields apart, to stay one cache
+    // line; these are the only places that take a location apart or put it
+    // together.
+
     /// Where the version on disk is, for an entry whose value is not in memory.
     private func diskLocation(_ entry: IndexShard.Entry, slot: Int, in shard: IndexShard) -> RecordLocation {
         if entry.flags.contains(.pendingWrite), let old = shard.superseded[UInt32(slot)] {
-            return RecordLocation(segment: old.segment, offset: old.offset, length: Int(old.length))
+            return old.location
         }
         return RecordLocation(segment: entry.segment, offset: entry.offset, length: Int(entry.length))
     }
@@ -311,13 +316,12 @@ final class EntryIndex: Sendable {
         let entry = shard.entries[slot]
         let pending = entry.flags.contains(.pendingWrite)
         let old = pending ? shard.superseded[UInt32(slot)] : nil
+        let written = !pending && entry.length > 0
         return EntryRecord(
             expiry: entry.expiry, sequence: entry.sequence, rawSize: Int(entry.rawSize), value: shard.value(at: slot),
             referenced: entry.flags.contains(.referenced), isPendingWrite: pending, length: Int(entry.length),
-            fileSize: pending ? Int(old?.length ?? 0) : Int(entry.length),
-            segment: pending ? old?.segment ?? 0 : entry.segment,
-            offset: pending ? old?.offset ?? 0 : entry.offset,
-            diskSequence: pending ? old?.sequence ?? 0 : (entry.length > 0 ? entry.sequence : 0)
+            location: pending ? old?.location : written ? RecordLocation(segment: entry.segment, offset: entry.offset, length: Int(entry.length)) : nil,
+            diskSequence: pending ? old?.sequence ?? 0 : (written ? entry.sequence : 0)
         )
     }
 
@@ -326,17 +330,14 @@ final class EntryIndex: Sendable {
         if record.referenced { flags.insert(.referenced) }
         if record.isPendingWrite { flags.insert(.pendingWrite) }
         let pending = record.isPendingWrite
+        let written = pending ? nil : record.location
         let entry = IndexShard.Entry(
             key: key, expiry: record.expiry, sequence: record.sequence, value: nil,
-            segment: pending ? 0 : record.segment, offset: pending ? 0 : record.offset,
+            segment: written?.segment ?? 0, offset: written?.offset ?? 0,
             length: UInt32(pending ? record.length : record.fileSize), rawSize: UInt32(record.rawSize),
             space: space, flags: flags
         )
-        let superseded = pending && record.fileSize > 0
-            ? IndexShard.DiskVersion(
-                segment: record.segment, offset: record.offset, length: UInt32(record.fileSize), sequence: record.diskSequence
-            )
-            : nil
+        let superseded = pending ? record.location.map { IndexShard.DiskVersion(location: $0, sequence: record.diskSequence) } : nil
         return (entry, superseded)
     }
 }

@@ -21,26 +21,18 @@ struct EntryRecord: Sendable {
     /// The length of this version's record (its file or its place in a
     /// segment), written or not; 0 in `memory` durability.
     var length: Int
-    /// The length of the file that currently holds this key on disk (possibly
-    /// an older version while a newer one is pending), 0 when there is none.
-    var fileSize: Int
-    /// Where the record of `fileSize` bytes is: the segment file's number
-    /// and the offset in it, or segment 0 for a file of its own.
-    var segment: UInt32 = 0
-    var offset: UInt32 = 0
-    /// The sequence of the version at that location: `sequence` once written,
+    /// Where this key is on disk: this version once written, an older one
+    /// while this one is pending; nil when none is. The record store chose
+    /// it; the index keeps it and hands it back without looking inside.
+    var location: RecordLocation?
+    /// The sequence of the version at `location`: `sequence` once written,
     /// an older version's while a newer one is pending.
     var diskSequence: UInt64 = 0
 
-    /// The location of the version on disk, nil when there is none yet.
-    var location: RecordLocation? {
-        fileSize == 0 ? nil : RecordLocation(segment: segment, offset: offset, length: fileSize)
-    }
-
+    /// The length of the record at `location`, 0 when there is none.
+    var fileSize: Int { location?.length ?? 0 }
     /// Whether a version is on disk, in a file of its own.
-    var isInOwnFile: Bool { fileSize > 0 && segment == 0 }
-    /// Whether a version is on disk, as a record in a segment file.
-    var isInSegment: Bool { fileSize > 0 && segment != 0 }
+    var isInOwnFile: Bool { location?.isOwnFile == true }
 }
 
 /// An entry that left the index, whose file (if any) must go too.

@@ -99,9 +99,7 @@ struct IndexShard: Sendable {
     /// The version of a key still on disk while a newer one waits to be
     /// written (rare, so kept apart from `Entry`).
     struct DiskVersion: Sendable {
-        var segment: UInt32
-        var offset: UInt32
-        var length: UInt32
+        var location: RecordLocation
         var sequence: UInt64
     }
 

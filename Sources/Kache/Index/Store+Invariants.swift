@@ -1,3 +1,5 @@
+import KacheStorage
+
 extension StoreState {
     /// Walks the whole state and traps on the first broken invariant. For
     /// tests, after every randomized step; O(n log n), never on a hot path.
@@ -10,7 +12,7 @@ extension StoreState {
         var charged = 0
         var keyBytes = 0
         var pinned = false
-        var inSegments: [UInt32: (bytes: Int, count: Int)] = [:]
+        var locations: [RecordLocation] = []
         var counts = [Int](repeating: 0, count: spaces.count)
         var entries: [(space: Int, key: String, record: EntryRecord, ref: EntryRef)] = []
         index.forEach { entries.append(($0, $1, $2, $3)) }
@@ -27,26 +29,15 @@ extension StoreState {
             }
             pinned = pinned || record.isPendingWrite
             raw += record.rawSize
-            charged += charge(of: record)
+            charged += budget.charge(of: record)
             keyBytes += key.utf8.count
-            if record.fileSize > 0 {
+            if let location = record.location {
                 files += 1
-                fileBytes += record.fileSize
-                if record.isInSegment { inSegments[record.segment, default: (0, 0)].bytes += record.fileSize; inSegments[record.segment]!.count += 1 }
+                fileBytes += location.length
+                locations.append(location)
             }
         }
-        // The segments' accounting counts as live exactly the records the index points at.
-        segments?.withLedger { ledger in
-            for (id, live) in inSegments {
-                let counted = ledger.segments[id]
-                precondition(counted != nil, "entries point into segment \(id), which the ledger does not know")
-                precondition(counted!.liveBytes == live.bytes && counted!.liveCount == live.count,
-                             "segment \(id): ledger counts \(counted!.liveCount) live records of \(counted!.liveBytes) bytes, the index \(live.count) of \(live.bytes)")
-            }
-            for (id, counted) in ledger.segments where inSegments[id] == nil {
-                precondition(counted.liveCount == 0 && counted.liveBytes == 0, "segment \(id): ledger counts \(counted.liveCount) live records the index does not hold")
-            }
-        }
+        segments?.checkLive(locations)
         spaces.checkInvariants()
         for (number, space) in spaces.enumerated() {
             precondition(space.count == counts[number], "key space \(space.name) counts \(space.count) entries, the index holds \(counts[number])")
@@ -73,7 +64,7 @@ extension StoreState {
         precondition(charged == budget.charged, "disk budget charged \(budget.charged) != sum \(charged)")
         precondition(keyBytes == budget.keyBytes, "disk budget key bytes \(budget.keyBytes) != sum \(keyBytes)")
         if let limit = budget.limit { precondition(charged <= limit, "disk budget \(limit) exceeded: \(charged)") }
-        precondition(files == filesOnDisk && fileBytes == bytesOnDisk, "disk totals \(filesOnDisk)/\(bytesOnDisk) != \(files)/\(fileBytes)")
+        precondition(files == budget.files && fileBytes == budget.fileBytes, "disk totals \(budget.files)/\(budget.fileBytes) != \(files)/\(fileBytes)")
         precondition(!memory.valuesAreOver || memory.ring.isEmpty || pinned, "memory over budget with nothing pinned")
     }
 }

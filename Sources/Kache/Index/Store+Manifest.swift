@@ -36,9 +36,8 @@ extension StoreState {
                 if record.isPendingWrite { listsPendingVersion = true }
                 emit(space, Manifest.Entry(
                     key: key, expiry: record.expiry, sequence: record.sequence,
-                    rawSize: record.rawSize, fileSize: record.fileSize,
-                    segment: record.segment, offset: record.offset,
-                    diskSequence: record.fileSize > 0 ? record.diskSequence : record.sequence
+                    rawSize: record.rawSize, location: record.location,
+                    diskSequence: record.location != nil ? record.diskSequence : record.sequence
                 ))
             }
         }
@@ -52,11 +51,8 @@ extension StoreState {
         memory.bytes = 0
         memory.values = 0
         memory.ring.removeAll()
-        filesOnDisk = 0
-        bytesOnDisk = 0
         rawBytes = 0
-        budget.charged = 0
-        budget.keyBytes = 0
+        budget.forgetEntries()
     }
 
     /// Drops every value from memory (their files stay).
@@ -71,6 +67,8 @@ extension StoreState {
     /// already keeps its kind and capacity) and, when `withEntries`, their entries.
     mutating func restoreKeySpaces(from manifest: Manifest, withEntries: Bool) {
         nextSequence = max(nextSequence, manifest.nextSequence)
+        var live: [RecordLocation] = []
+        defer { segments?.noteLive(live) }
         for saved in manifest.spaces {
             let index: Int
             switch spaces.findOrAdd(named: saved.name, kind: saved.kind, capacity: saved.capacity) {
@@ -83,7 +81,7 @@ extension StoreState {
             let entries = saved.kind == .queue ? saved.entries.sorted { $0.sequence < $1.sequence } : saved.entries
             // Only a manifest that lists no version still being written is restored from (`listsPendingVersion`).
             for entry in entries {
-                restore(space: index, key: entry.key, expiry: entry.expiry, sequence: entry.sequence, rawSize: entry.rawSize, location: entry.location)
+                restore(space: index, key: entry.key, expiry: entry.expiry, sequence: entry.sequence, rawSize: entry.rawSize, location: entry.location, live: &live)
             }
         }
     }
@@ -130,6 +128,8 @@ extension StoreState {
             }
             newest[name] = record
         }
+        var live: [RecordLocation] = []
+        defer { segments?.noteLive(live) }
         for record in newest.values.sorted(by: { $0.header.sequence < $1.header.sequence }) {
             let header = record.header
             nextSequence = max(nextSequence, header.sequence + 1)
@@ -143,7 +143,7 @@ extension StoreState {
             case .otherKind, .full: continue
             }
             restore(space: index, key: header.key, expiry: header.expiry, sequence: header.sequence,
-                    rawSize: header.rawLength, location: record.location)
+                    rawSize: header.rawLength, location: record.location, live: &live)
         }
         nextSequence = max(nextSequence, checkpoint)
         return dead

@@ -14,12 +14,9 @@ struct StoreState: Sendable {
     var nextSequence: UInt64 = 1
     var memory: MemoryBudget
     var counters = Counters()
-    /// Files and their bytes as the index knows them.
-    var filesOnDisk = 0
-    var bytesOnDisk = 0
     /// Bytes of every live entry's value, uncompressed.
     var rawBytes = 0
-    /// The disk budget and what is charged to it.
+    /// The disk budget, what is charged to it, and the records on disk.
     var budget: DiskBudget
     /// The segment files, told which of their records hold live entries; nil
     /// in `memory` durability.
@@ -53,16 +50,12 @@ struct StoreState: Sendable {
     /// The top level's index in `spaces`.
     static let topLevel = 0
 
-    /// Records shorter than this go to segment files (`Configuration.segmentThreshold`).
-    let segmentThreshold: Int
-
     init(
         memoryLimit: Int, keepsFiles: Bool, diskBudget: Int? = nil, allocationUnit: Int = 4096, segmentThreshold: Int = 0,
         writeBehindBytes: QueuedBytes? = nil, segments: SegmentStore? = nil
     ) {
         self.segments = segments
-        budget = DiskBudget(limit: keepsFiles ? diskBudget : nil, unit: max(allocationUnit, 1))
-        self.segmentThreshold = segmentThreshold
+        budget = DiskBudget(limit: diskBudget, unit: allocationUnit, keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
         index = EntryIndex(keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
         memory = MemoryBudget(limit: memoryLimit, queued: writeBehindBytes)
         self.keepsFiles = keepsFiles
@@ -163,21 +156,18 @@ struct StoreState: Sendable {
             }
         }
         let length = keepsFiles ? fileLength : 0
-        let charge = keepsFiles ? charge(forLength: fileLength) : 0
         // Evictions may have taken `key` itself (a full Queue): look again after each.
         if removals.count > evictedFrom { current = index.record(space: space, key: key) }
         let evictedForBudgetFrom = removals.count
-        removals += makeRoom(forBytes: charge - (current.map(self.charge(of:)) ?? 0), newKeyBytes: key.utf8.count)
+        removals += makeRoom(forBytes: budget.charge(forLength: length) - (current.map(budget.charge(of:)) ?? 0), newKeyBytes: key.utf8.count)
         if removals.count > evictedForBudgetFrom { current = index.record(space: space, key: key) }
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
-            isPendingWrite: keepsFiles, length: length, fileSize: current?.fileSize ?? 0,
-            segment: current?.segment ?? 0, offset: current?.offset ?? 0, diskSequence: current?.diskSequence ?? 0
+            isPendingWrite: keepsFiles, length: length, location: current?.location, diskSequence: current?.diskSequence ?? 0
         )
         let (previous, ref) = index.upsert(space: space, key: key, record)
         spaces[space].noteAdded(ref, expiry: expiry, isNew: previous == nil, index: index)
-        budget.charged += charge - (previous.map(self.charge(of:)) ?? 0)
-        if previous == nil { budget.keyBytes += key.utf8.count }
+        budget.account(replacing: previous, with: record, keyBytes: key.utf8.count)
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
         admitToMemory(ref, size: value.count)
@@ -242,16 +232,11 @@ struct StoreState: Sendable {
     mutating func noteRemoved(space: Int, key: String, record: EntryRecord, needsTombstone: Bool = true) -> Removal {
         releaseFromMemory(record)
         rawBytes -= record.rawSize
-        budget.charged -= charge(of: record)
-        budget.keyBytes -= key.utf8.count
-        if record.fileSize > 0 {
-            filesOnDisk -= 1
-            bytesOnDisk -= record.fileSize
-            if record.isInSegment { segments?.noteDead(record.segment, bytes: record.fileSize) }
-        }
+        budget.account(replacing: record, with: nil, keyBytes: key.utf8.count)
+        if let location = record.location { segments?.noteDead(location) }
         var kept = record
         kept.value = nil
-        let hasFile = record.fileSize > 0 || record.isPendingWrite
+        let hasFile = record.location != nil || record.isPendingWrite
         var tombstone: UInt64 = 0
         if hasFile, keepsFiles, needsTombstone {
             tombstone = nextSequence
@@ -260,24 +245,8 @@ struct StoreState: Sendable {
         return Removal(
             space: space, spaceName: spaces[space].name, kind: spaces[space].kind, key: key, record: kept,
             hasFile: hasFile, tombstoneSequence: tombstone,
-            mayHaveOwnFile: record.isInOwnFile || record.isPendingWrite && record.length >= segmentThreshold
+            mayHaveOwnFile: record.isInOwnFile || record.isPendingWrite && record.length >= budget.segmentThreshold
         )
-    }
-
-    /// What an entry of a record of `length` bytes is charged against the disk
-    /// budget: a file of its own takes whole blocks, a record in a segment its length.
-    func charge(forLength length: Int) -> Int {
-        length < segmentThreshold ? length : budget.allocation(forLength: length)
-    }
-
-    /// What `record` is charged: by the rule above while its version is
-    /// pending, by where it is once written (a file of its own written under
-    /// another threshold takes its blocks all the same).
-    func charge(of record: EntryRecord) -> Int {
-        guard keepsFiles else { return 0 }
-        if record.isPendingWrite { return charge(forLength: record.length) }
-        guard record.fileSize > 0 else { return 0 }
-        return record.isInSegment ? record.fileSize : budget.allocation(forLength: record.fileSize)
     }
 
     /// Undoes an insert whose file could not be written: removes its version,
@@ -302,7 +271,7 @@ struct StoreState: Sendable {
         }
         for victim in insertion.evictedForBudget where reinstate(victim) {
             budget.evictions -= 1
-            budget.evictedBytes -= charge(of: victim.record)
+            budget.evictedBytes -= budget.charge(of: victim.record)
         }
         var removals: [Removal] = []
         for index in Set(insertion.evicted.map(\.space)) { removals += trimToCapacity(space: index) }
@@ -315,17 +284,14 @@ struct StoreState: Sendable {
     mutating func reinstate(_ removal: Removal) -> Bool {
         let space = removal.space
         var record = removal.record
-        guard !record.isPendingWrite, record.fileSize > 0, index.record(space: space, key: removal.key) == nil else { return false }
+        guard !record.isPendingWrite, let location = record.location, index.record(space: space, key: removal.key) == nil else { return false }
         record.value = nil
         record.referenced = false
         let (_, ref) = index.upsert(space: space, key: removal.key, record)
         spaces[space].noteReinstated(ref, expiry: record.expiry, space: space, index: index)
         rawBytes += record.rawSize
-        budget.charged += charge(of: record)
-        budget.keyBytes += removal.key.utf8.count
-        filesOnDisk += 1
-        bytesOnDisk += record.fileSize
-        if record.isInSegment { segments?.noteLive(record.segment, bytes: record.fileSize) }
+        budget.account(replacing: nil, with: record, keyBytes: removal.key.utf8.count)
+        segments?.noteLive(location)
         mutations += 1
         return true
     }
@@ -339,29 +305,24 @@ struct StoreState: Sendable {
     ///   own and this one is in a segment: that file must go.
     @discardableResult
     mutating func markWritten(space: Int, key: String, sequence: UInt64, location: RecordLocation) -> Bool {
-        let segment = location.isOwnFile ? 0 : location.segment
         let written = index.modify(space: space, key: key) { record -> (old: EntryRecord, new: EntryRecord)? in
             guard record.sequence == sequence else { return nil }
             let old = record
-            record.fileSize = location.length
+            record.location = location
             record.length = location.length
-            record.segment = segment
-            record.offset = location.offset
             record.diskSequence = sequence
             record.isPendingWrite = false
             return (old, record)
         } ?? nil
         guard let (old, new) = written else {
-            if !location.isOwnFile { segments?.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: false) }
+            segments?.noteAppended(location, sequence: sequence, live: false)
             return false
         }
         // The entry's location changed: a manifest snapshot taken before no longer describes it.
         mutations += 1
-        if old.fileSize == 0 { filesOnDisk += 1 }
-        if old.isInSegment { segments?.noteDead(old.segment, bytes: old.fileSize) }
-        bytesOnDisk += location.length - old.fileSize
-        budget.charged += charge(of: new) - charge(of: old)
-        if !location.isOwnFile { segments?.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: true) }
+        if let previous = old.location { segments?.noteDead(previous) }
+        budget.account(replacing: old, with: new, keyBytes: key.utf8.count)
+        segments?.noteAppended(location, sequence: sequence, live: true)
         if memory.isOver { enforceMemoryBudget() }
         return old.isInOwnFile && !location.isOwnFile
     }
@@ -371,16 +332,15 @@ struct StoreState: Sendable {
     mutating func relocate(space: Int, key: String, sequence: UInt64, from: RecordLocation, to: RecordLocation) -> Bool {
         let moved = index.modify(space: space, key: key) { record -> Bool in
             guard record.sequence == sequence, !record.isPendingWrite, record.location == from else { return false }
-            record.segment = to.segment
-            record.offset = to.offset
+            record.location = to
             return true
         } ?? false
         guard moved else {
-            segments?.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: false)
+            segments?.noteAppended(to, sequence: sequence, live: false)
             return false
         }
-        segments?.noteDead(from.segment, bytes: from.length)
-        segments?.noteAppended(to.segment, bytes: to.length, sequence: sequence, live: true)
+        segments?.noteDead(from)
+        segments?.noteAppended(to, sequence: sequence, live: true)
         mutations += 1
         return true
     }
@@ -398,29 +358,26 @@ struct StoreState: Sendable {
         enforceMemoryBudget()
     }
 
-    /// Adds an entry found on disk at open, without its value.
-    mutating func restore(space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation) {
+    /// Adds an entry found on disk at open, without its value. Its record
+    /// joins `live`, which the caller hands to the segment accounting once for
+    /// the whole restore (a lock per entry cost W5's open a twentieth).
+    mutating func restore(
+        space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation,
+        live: inout [RecordLocation]
+    ) {
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil,
-            isPendingWrite: false, length: location.length, fileSize: location.length,
-            segment: location.segment, offset: location.offset, diskSequence: sequence
+            isPendingWrite: false, length: location.length, location: location, diskSequence: sequence
         )
-        budget.charged += charge(of: record)
-        budget.keyBytes += key.utf8.count
         let (previous, ref) = index.upsert(space: space, key: key, record)
         spaces[space].noteAdded(ref, expiry: expiry, isNew: previous == nil, index: index)
+        budget.account(replacing: previous, with: record, keyBytes: key.utf8.count)
         if let previous {
-            budget.charged -= charge(of: previous)
-            budget.keyBytes -= key.utf8.count
             rawBytes -= previous.rawSize
-            filesOnDisk -= 1
-            bytesOnDisk -= previous.fileSize
-            if previous.isInSegment { segments?.noteDead(previous.segment, bytes: previous.fileSize) }
+            if let location = previous.location { segments?.noteDead(location) }
         }
-        if !location.isOwnFile { segments?.noteLive(location.segment, bytes: location.length) }
+        live.append(location)
         rawBytes += rawSize
-        filesOnDisk += 1
-        bytesOnDisk += location.length
         nextSequence = max(nextSequence, sequence + 1)
     }
 

@@ -68,8 +68,8 @@ extension EntryFile {
         let keyBytes = UnsafeRawBufferPointer(rebasing: prefix[headerSize ..< headerSize + keyLength])
         let spaceBytes = UnsafeRawBufferPointer(rebasing: prefix[headerSize + keyLength ..< headerSize + keyLength + spaceLength])
         guard keyLength > 0,
-              let key = String(validating: keyBytes, as: UTF8.self),
-              let space = String(validating: spaceBytes, as: UTF8.self)
+              let key = String(validUTF8: keyBytes),
+              let space = String(validUTF8: spaceBytes)
         else { throw .invalidName }
         return Header(
             flags: flags,

@@ -118,7 +118,9 @@ package struct RecordFiles: Sendable {
             if !bytes.isEmpty {
                 do throws(StorageError) {
                     let placement = try segments.append(bytes, bucket: .tombstones)
-                    segments.noteAppended(placement.segment, bytes: bytes.count, sequence: latest, live: false)
+                    segments.noteAppended(
+                        RecordLocation(segment: placement.segment, offset: UInt32(placement.offset), length: bytes.count), sequence: latest, live: false
+                    )
                 } catch {
                     // The removal stands in memory; after a crash before the next
                     // checkpoint the key may come back, as in `async` durability.

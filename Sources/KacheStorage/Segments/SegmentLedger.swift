@@ -53,11 +53,12 @@ package struct SegmentLedger: Sendable {
         appendedSinceCheckpoint = 0
     }
 
-    /// Counts a record already in `segment` as holding an entry again (a restore).
-    package mutating func noteLive(_ segment: UInt32, bytes: Int) {
+    /// Counts `count` records of `bytes` in all, already in `segment`, as
+    /// holding entries again (a restore).
+    package mutating func noteLive(_ segment: UInt32, bytes: Int, count: Int = 1) {
         guard segments[segment] != nil else { return }
         segments[segment]!.liveBytes += bytes
-        segments[segment]!.liveCount += 1
+        segments[segment]!.liveCount += count
         liveBytes += bytes
     }
 
