@@ -87,13 +87,25 @@ import Testing
         #expect(MemoryLayout<EntryRef>.stride == 8)
     }
 
+    /// A location's segment and offset share its place: each keeps its value
+    /// at its extremes, and only segment 0 is a file of its own.
+    @Test func aLocationKeepsItsSegmentAndOffsetApart() {
+        for (segment, offset) in [(UInt32.max, UInt32.max), (1, 0), (UInt32.max, 0), (1, UInt32.max), (0, 0)] {
+            let location = RecordLocation(segment: segment, offset: offset, length: 77)
+            #expect(location.segment == segment && location.offset == offset && location.length == 77)
+            #expect(location.isOwnFile == (segment == 0))
+            #expect(RecordLocation(place: location.place, length: 77) == location)
+        }
+        #expect(RecordLocation.ownFile(length: 5).isOwnFile)
+    }
+
     /// The sequence, the flags and the key space share a word: each keeps
     /// its value, at its extremes, whatever the others are set to.
     @Test func packedFieldsStayApart() {
         let largest = UInt64(1) << IndexShard.Entry.sequenceBits - 1
         let lastSpace = UInt16(KeySpaces.maximumCount - 1)
         var entry = IndexShard.Entry(
-            key: "k", expiry: 1, sequence: largest, value: nil, segment: 0, offset: 0, length: 0, rawSize: 0,
+            key: "k", expiry: 1, sequence: largest, value: nil, place: 0, length: 0, rawSize: 0,
             space: lastSpace, flags: [.occupied, .referenced, .pendingWrite]
         )
         #expect(entry.sequence == largest)

@@ -81,6 +81,16 @@ struct DiskBudget: Sendable {
         fileBytes = 0
     }
 
+    /// Traps unless the totals equal `recount`'s, which counted every live
+    /// entry afresh (`StoreState.checkInvariants`), and the charge is within the limit.
+    func checkTotals(against recount: DiskBudget) {
+        precondition(charged == recount.charged, "disk budget charged \(charged) != sum \(recount.charged)")
+        precondition(keyBytes == recount.keyBytes, "disk budget key bytes \(keyBytes) != sum \(recount.keyBytes)")
+        precondition(files == recount.files && fileBytes == recount.fileBytes,
+                     "disk totals \(files)/\(fileBytes) != \(recount.files)/\(recount.fileBytes)")
+        if let limit { precondition(charged <= limit, "disk budget \(limit) exceeded: \(charged)") }
+    }
+
     /// Bytes reserved per entry for its name in a folder (an ext4 directory
     /// entry of a 32-character name is 44 bytes, more in a half-full block).
     static let folderEntryBytes = 48

@@ -300,16 +300,12 @@ final class EntryIndex: Sendable {
         return result
     }
 
-    // The packed entry keeps a location's fields apart, to stay one cache
-    // line; these are the only places that take a location apart or put it
-    // together.
-
     /// Where the version on disk is, for an entry whose value is not in memory.
     private func diskLocation(_ entry: IndexShard.Entry, slot: Int, in shard: IndexShard) -> RecordLocation {
         if entry.flags.contains(.pendingWrite), let old = shard.superseded[UInt32(slot)] {
             return old.location
         }
-        return RecordLocation(segment: entry.segment, offset: entry.offset, length: Int(entry.length))
+        return RecordLocation(place: entry.place, length: Int(entry.length))
     }
 
     private func record(in shard: IndexShard, slot: Int) -> EntryRecord {
@@ -320,7 +316,7 @@ final class EntryIndex: Sendable {
         return EntryRecord(
             expiry: entry.expiry, sequence: entry.sequence, rawSize: Int(entry.rawSize), value: shard.value(at: slot),
             referenced: entry.flags.contains(.referenced), isPendingWrite: pending, length: Int(entry.length),
-            location: pending ? old?.location : written ? RecordLocation(segment: entry.segment, offset: entry.offset, length: Int(entry.length)) : nil,
+            location: pending ? old?.location : written ? RecordLocation(place: entry.place, length: Int(entry.length)) : nil,
             diskSequence: pending ? old?.sequence ?? 0 : (written ? entry.sequence : 0)
         )
     }
@@ -333,7 +329,7 @@ final class EntryIndex: Sendable {
         let written = pending ? nil : record.location
         let entry = IndexShard.Entry(
             key: key, expiry: record.expiry, sequence: record.sequence, value: nil,
-            segment: written?.segment ?? 0, offset: written?.offset ?? 0,
+            place: written?.place ?? 0,
             length: UInt32(pending ? record.length : record.fileSize), rawSize: UInt32(record.rawSize),
             space: space, flags: flags
         )

@@ -33,10 +33,9 @@ struct IndexShard: Sendable {
         private var packed: UInt64
         /// The value, when it is in memory.
         var value: Data?
-        /// Where this version's record is once written (segment 0: a file of
-        /// its own); both 0 while it is pending.
-        var segment: UInt32
-        var offset: UInt32
+        /// `RecordLocation.place` of this version's record once written; 0
+        /// while it is pending.
+        var place: UInt64
         /// The record's length, written or pending; 0 in `memory` durability.
         var length: UInt32
         var rawSize: UInt32
@@ -51,14 +50,13 @@ struct IndexShard: Sendable {
 
         init(
             key: String, expiry: Timestamp, sequence: UInt64, value: Data?,
-            segment: UInt32, offset: UInt32, length: UInt32, rawSize: UInt32, space: UInt16, flags: Flags
+            place: UInt64, length: UInt32, rawSize: UInt32, space: UInt16, flags: Flags
         ) {
             self.key = key
             self.expiry = expiry
             packed = 0
             self.value = value
-            self.segment = segment
-            self.offset = offset
+            self.place = place
             self.length = length
             self.rawSize = rawSize
             self.sequence = sequence
@@ -191,7 +189,7 @@ struct IndexShard: Sendable {
         buckets[hole] = 0
         superseded[UInt32(slot)] = nil
         entries[slot] = Entry(
-            key: "", expiry: 0, sequence: 0, value: nil, segment: 0, offset: 0, length: 0, rawSize: 0, space: 0, flags: []
+            key: "", expiry: 0, sequence: 0, value: nil, place: 0, length: 0, rawSize: 0, space: 0, flags: []
         )
         freeSlots.append(UInt32(slot))
         count -= 1

@@ -15,12 +15,12 @@ struct MemoryBudget: Sendable {
     /// The most bytes of values to keep in memory.
     let limit: Int
     /// Bytes of values in memory now, each counted with its overhead (`charge(forValueOf:)`).
-    var bytes = 0
+    private(set) var bytes = 0
     /// Values in memory now.
-    var values = 0
+    private(set) var values = 0
     /// The values' entries, 8 bytes each; a reference to a version no longer
     /// current, or no longer in memory, is stale and dropped when the hand reaches it.
-    var ring = Deque<EntryRef>()
+    private(set) var ring = Deque<EntryRef>()
 
     /// The write-behind queue's memory, counted against the same limit (nil
     /// without a queue).
@@ -49,24 +49,54 @@ struct MemoryBudget: Sendable {
         size <= 14 ? size : size + 96
     }
 
-    /// Whether stale slots (of overwritten or removed entries) outnumber live ones.
-    var needsCompaction: Bool { ring.count > 2 * values + 1024 }
+    /// Traps unless the totals equal those of the values counted afresh, and
+    /// the values are within the limit unless the hand had nothing to take
+    /// (`anyPinned`: a value not yet written; `StoreState.checkInvariants`).
+    func checkTotals(bytes counted: Int, values countedValues: Int, anyPinned: Bool) {
+        precondition(counted == bytes, "memory bytes \(bytes) != sum of values \(counted)")
+        precondition(countedValues == values, "memory values \(values) != \(countedValues)")
+        precondition(!valuesAreOver || ring.isEmpty || anyPinned, "memory over budget with nothing pinned")
+    }
+
+    /// Counts a value of `size` bytes of the entry `ref` entering memory; when
+    /// stale slots outnumber live ones, keeps only slots `isLive` accepts.
+    mutating func admit(_ ref: EntryRef, size: Int, isLive: (EntryRef) -> Bool) {
+        bytes += Self.charge(forValueOf: size)
+        values += 1
+        ring.append(ref)
+        if ring.count > 2 * values + 1024 { ring = Deque(ring.filter(isLive)) }
+    }
+
+    /// Counts a value of `size` bytes leaving memory (removed, replaced or evicted).
+    mutating func release(size: Int) {
+        bytes -= Self.charge(forValueOf: size)
+        values -= 1
+    }
+
+    /// The slot the CLOCK hand takes next.
+    mutating func nextForHand() -> EntryRef? { ring.popFirst() }
+
+    /// Gives a slot the hand passed over its second chance, at the back of the ring.
+    mutating func passOver(_ ref: EntryRef) { ring.append(ref) }
+
+    /// Forgets every value (their records stay in the index, or go with it).
+    mutating func forgetValues() {
+        bytes = 0
+        values = 0
+        ring.removeAll()
+    }
 }
 
 extension StoreState {
     /// Records that the value of the entry `ref` entered memory.
     mutating func admitToMemory(_ ref: EntryRef, size: Int) {
-        memory.bytes += MemoryBudget.charge(forValueOf: size)
-        memory.values += 1
-        memory.ring.append(ref)
-        if memory.needsCompaction { compactRing() }
+        memory.admit(ref, size: size, isLive: index.holdsValue)
     }
 
     /// Records that a value left memory (removed, replaced or evicted).
     mutating func releaseFromMemory(_ record: EntryRecord) {
         guard record.value != nil else { return }
-        memory.bytes -= MemoryBudget.charge(forValueOf: record.rawSize)
-        memory.values -= 1
+        memory.release(size: record.rawSize)
     }
 
     /// Moves values out of memory until it is within budget. With files behind
@@ -74,7 +104,7 @@ extension StoreState {
     /// - Complexity: O(1) amortized per value admitted.
     mutating func enforceMemoryBudget() {
         var budget = memory.ring.count * 2 // each slot at most twice: once to clear its flag
-        while memory.isOver, budget > 0, let ref = memory.ring.popFirst() {
+        while memory.isOver, budget > 0, let ref = memory.nextForHand() {
             budget -= 1
             enum Step { case stale, keep, evictValue(EntryRecord), evictEntry }
             let step = index.modify(ref) { _, record -> Step in
@@ -95,7 +125,7 @@ extension StoreState {
             case .stale:
                 continue
             case .keep:
-                memory.ring.append(ref)
+                memory.passOver(ref)
             case let .evictValue(record):
                 releaseFromMemory(record)
                 counters.memoryEvictions += 1
@@ -107,10 +137,5 @@ extension StoreState {
                 counters.memoryEvictions += 1
             }
         }
-    }
-
-    private mutating func compactRing() {
-        let index = index
-        memory.ring = Deque(memory.ring.filter(index.holdsValue))
     }
 }

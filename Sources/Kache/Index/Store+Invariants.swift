@@ -7,10 +7,7 @@ extension StoreState {
         var memoryBytes = 0
         var memoryValues = 0
         var raw = 0
-        var files = 0
-        var fileBytes = 0
-        var charged = 0
-        var keyBytes = 0
+        var recount = DiskBudget(limit: budget.limit, unit: budget.unit, keepsFiles: keepsFiles, segmentThreshold: budget.segmentThreshold)
         var pinned = false
         var locations: [RecordLocation] = []
         var counts = [Int](repeating: 0, count: spaces.count)
@@ -29,13 +26,8 @@ extension StoreState {
             }
             pinned = pinned || record.isPendingWrite
             raw += record.rawSize
-            charged += budget.charge(of: record)
-            keyBytes += key.utf8.count
-            if let location = record.location {
-                files += 1
-                fileBytes += location.length
-                locations.append(location)
-            }
+            recount.account(replacing: nil, with: record, keyBytes: key.utf8.count)
+            if let location = record.location { locations.append(location) }
         }
         segments?.checkLive(locations)
         spaces.checkInvariants()
@@ -58,14 +50,9 @@ extension StoreState {
                 precondition(sequences == sequences.sorted(), "queue \(space.name): sequence numbers do not ascend")
             }
         }
-        precondition(memoryBytes == memory.bytes, "memory bytes \(memory.bytes) != sum of values \(memoryBytes)")
-        precondition(memoryValues == memory.values, "memory values \(memory.values) != \(memoryValues)")
+        memory.checkTotals(bytes: memoryBytes, values: memoryValues, anyPinned: pinned)
+        budget.checkTotals(against: recount)
         precondition(raw == rawBytes, "raw bytes \(rawBytes) != sum \(raw)")
-        precondition(charged == budget.charged, "disk budget charged \(budget.charged) != sum \(charged)")
-        precondition(keyBytes == budget.keyBytes, "disk budget key bytes \(budget.keyBytes) != sum \(keyBytes)")
-        if let limit = budget.limit { precondition(charged <= limit, "disk budget \(limit) exceeded: \(charged)") }
-        precondition(files == budget.files && fileBytes == budget.fileBytes, "disk totals \(budget.files)/\(budget.fileBytes) != \(files)/\(fileBytes)")
-        precondition(!memory.valuesAreOver || memory.ring.isEmpty || pinned, "memory over budget with nothing pinned")
     }
 }
 

@@ -48,9 +48,7 @@ extension StoreState {
     mutating func resetIndex() {
         index.removeAll(space: nil)
         for space in spaces.indices { spaces[space].removeAll() }
-        memory.bytes = 0
-        memory.values = 0
-        memory.ring.removeAll()
+        memory.forgetValues()
         rawBytes = 0
         budget.forgetEntries()
     }
@@ -58,9 +56,7 @@ extension StoreState {
     /// Drops every value from memory (their files stay).
     mutating func releaseAllValues() {
         index.releaseAllValues()
-        memory.bytes = 0
-        memory.values = 0
-        memory.ring.removeAll()
+        memory.forgetValues()
     }
 
     /// Restores the key spaces a manifest names (a key space that exists
