@@ -39,6 +39,19 @@ struct RecordBlocksTests {
         #expect(RecordBlocks(records: records, blockSize: 0).blockCount == records.count)
     }
 
+    /// Records compressed alone against a dictionary of the first ones read
+    /// back whole, and take fewer bytes than without it.
+    @Test func aSharedDictionaryShrinksRecordsAlone() {
+        let dictionary = Array(records.joined().prefix(4096))
+        let plain = RecordBlocks(records: records, blockSize: 0)
+        let withDictionary = RecordBlocks(records: records, blockSize: 0, dictionary: dictionary)
+        var scratch: [UInt8] = []
+        for index in records.indices {
+            #expect(withDictionary.read(index, scratch: &scratch) == records[index], "record \(index)")
+        }
+        #expect(withDictionary.storedBytes < plain.storedBytes)
+    }
+
     @Test func blocksStoreFewerBytesThanRecordsAlone() {
         let alone = RecordBlocks(records: records, blockSize: 0)
         let together = RecordBlocks(records: records, blockSize: 4096)

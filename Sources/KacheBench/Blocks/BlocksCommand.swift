@@ -28,6 +28,9 @@ struct BlocksCommand: ParsableCommand {
     @Option(help: "Block sizes in KiB, e.g. 0,4,16; 0 compresses each record alone.")
     var sizes = "0,1,2,4,8,16,32,64"
 
+    @Option(help: "KiB of a shared dictionary every block is compressed against (the first records, raw); 0 for none.")
+    var dictionary = 0
+
     @Option(help: "Runs of each size; figures are the median (min–max).")
     var runs = 3
 
@@ -45,11 +48,13 @@ struct BlocksCommand: ParsableCommand {
         guard runs > 0, reads > 0 else { throw ValidationError("--runs and --reads must be positive") }
         let records = try Self.records(of: workload, sizes: quick ? .quick : .standard)
         let rawBytes = records.reduce(0) { $0 + $1.count }
-        print("\(Format.grouped(records.count)) records of \(workload) (keys and values, \(Format.grouped(rawBytes)) bytes), \(Format.grouped(reads)) cold reads a run, median (min–max) of \(runs)")
+        let shared = Array(records.joined().prefix(dictionary << 10))
+        print("\(Format.grouped(records.count)) records of \(workload) (keys and values, \(Format.grouped(rawBytes)) bytes), \(Format.grouped(reads)) cold reads a run, median (min–max) of \(runs)"
+            + (shared.isEmpty ? "" : ", every block compressed against a dictionary of the first \(Format.grouped(shared.count)) bytes"))
         var rows = [["block", "stored ÷ raw", "compress MB/s", "cold reads/s", "µs a read", "bytes vs alone", "read time vs alone"]]
         var alone: (stored: Double, micros: Double)?
         for blockSize in blockSizes {
-            let figures = try measure(records, blockSize: blockSize)
+            let figures = try measure(records, blockSize: blockSize, dictionary: shared)
             if blockSize == 0 { alone = (figures.stored.median, figures.micros.median) }
             rows.append([
                 blockSize == 0 ? "alone" : "\(blockSize >> 10) KiB",
@@ -77,13 +82,13 @@ struct BlocksCommand: ParsableCommand {
     }
 
     /// Packs and reads `records` in blocks of `blockSize`, `runs` times.
-    func measure(_ records: [[UInt8]], blockSize: Int) throws -> Figures {
+    func measure(_ records: [[UInt8]], blockSize: Int, dictionary: [UInt8]) throws -> Figures {
         var stored: [Double] = []
         var compress: [Double] = []
         var readRates: [Double] = []
         var micros: [Double] = []
         for run in 0 ..< runs {
-            let (blocks, packSeconds) = MonotonicClock.measure { RecordBlocks(records: records, blockSize: blockSize) }
+            let (blocks, packSeconds) = MonotonicClock.measure { RecordBlocks(records: records, blockSize: blockSize, dictionary: dictionary) }
             var rng = SplitMix64(seed: SplitMix64.defaultSeed, thread: run)
             let sample = (0 ..< reads).map { _ in Int(rng.next() % UInt64(records.count)) }
             var scratch: [UInt8] = []

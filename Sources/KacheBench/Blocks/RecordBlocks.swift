@@ -7,7 +7,9 @@ import KacheStorage
 /// decompress the whole block, copy the record out).
 ///
 /// A record here is its key and value, back to back; the header a record
-/// format adds is left out, the same for every block size.
+/// format adds is left out, the same for every block size. With a
+/// dictionary, each block is compressed against it (LZ4's dictionary API), as
+/// a segment could hold one for all its blocks, kept in memory by readers.
 struct RecordBlocks {
     /// Where each record is: its block, and its range in the block's raw bytes.
     struct Place {
@@ -24,13 +26,16 @@ struct RecordBlocks {
     private(set) var checksums: [UInt64] = []
     private(set) var places: [Place] = []
     private(set) var rawBytes = 0
+    /// Bytes every block is compressed against; empty for none.
+    let dictionary: [UInt8]
 
     var storedBytes: Int { compressed.reduce(0) { $0 + $1.count } }
 
     /// Packs `records` in order into blocks of at most `blockSize` raw bytes;
     /// a record is never split, so one longer than a block makes a block of
     /// its own. A `blockSize` of 0 compresses each record alone.
-    init(records: [[UInt8]], blockSize: Int) {
+    init(records: [[UInt8]], blockSize: Int, dictionary: [UInt8] = []) {
+        self.dictionary = dictionary
         var block: [UInt8] = []
         for record in records {
             if !block.isEmpty, block.count + record.count > blockSize {
@@ -49,7 +54,10 @@ struct RecordBlocks {
     private mutating func seal(_ block: [UInt8]) {
         var output = [UInt8](repeating: 0, count: block.count)
         let length = block.withUnsafeBytes { source in
-            output.withUnsafeMutableBytes { LZ4.compress(source, into: $0) }
+            output.withUnsafeMutableBytes { output in
+                dictionary.isEmpty ? LZ4.compress(source, into: output)
+                    : dictionary.withUnsafeBytes { LZ4.compress(source, into: output, dictionary: $0) }
+            }
         }
         rawLengths.append(block.count)
         defer { checksums.append(compressed[compressed.count - 1].withUnsafeBytes { XXHash64.hash($0) }) }
@@ -73,7 +81,11 @@ struct RecordBlocks {
         let rawLength = rawLengths[place.block]
         if scratch.count < rawLength { scratch = [UInt8](repeating: 0, count: rawLength) }
         let decoded = block.withUnsafeBytes { source in
-            scratch.withUnsafeMutableBytes { LZ4.decompress(source, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<rawLength])) }
+            scratch.withUnsafeMutableBytes { scratch in
+                let output = UnsafeMutableRawBufferPointer(rebasing: scratch[..<rawLength])
+                return dictionary.isEmpty ? LZ4.decompress(source, into: output)
+                    : dictionary.withUnsafeBytes { LZ4.decompress(source, into: output, dictionary: $0) }
+            }
         }
         return decoded ? Array(scratch[place.range]) : nil
     }
