@@ -26,8 +26,8 @@ struct RecordBlocks {
     private(set) var checksums: [UInt64] = []
     private(set) var places: [Place] = []
     private(set) var rawBytes = 0
-    /// Bytes every block is compressed against; empty for none.
-    let dictionary: [UInt8]
+    /// What every block is compressed against; nil for none.
+    let dictionary: LZ4Dictionary?
 
     var storedBytes: Int { compressed.reduce(0) { $0 + $1.count } }
 
@@ -35,7 +35,7 @@ struct RecordBlocks {
     /// a record is never split, so one longer than a block makes a block of
     /// its own. A `blockSize` of 0 compresses each record alone.
     init(records: [[UInt8]], blockSize: Int, dictionary: [UInt8] = []) {
-        self.dictionary = dictionary
+        self.dictionary = dictionary.isEmpty ? nil : LZ4Dictionary(dictionary)
         var block: [UInt8] = []
         for record in records {
             if !block.isEmpty, block.count + record.count > blockSize {
@@ -55,8 +55,7 @@ struct RecordBlocks {
         var output = [UInt8](repeating: 0, count: block.count)
         let length = block.withUnsafeBytes { source in
             output.withUnsafeMutableBytes { output in
-                dictionary.isEmpty ? LZ4.compress(source, into: output)
-                    : dictionary.withUnsafeBytes { LZ4.compress(source, into: output, dictionary: $0) }
+                dictionary.map { $0.compress(source, into: output) } ?? LZ4.compress(source, into: output)
             }
         }
         rawLengths.append(block.count)
@@ -83,8 +82,7 @@ struct RecordBlocks {
         let decoded = block.withUnsafeBytes { source in
             scratch.withUnsafeMutableBytes { scratch in
                 let output = UnsafeMutableRawBufferPointer(rebasing: scratch[..<rawLength])
-                return dictionary.isEmpty ? LZ4.decompress(source, into: output)
-                    : dictionary.withUnsafeBytes { LZ4.decompress(source, into: output, dictionary: $0) }
+                return dictionary.map { LZ4.decompress(source, into: output, dictionary: $0.contents) } ?? LZ4.decompress(source, into: output)
             }
         }
         return decoded ? Array(scratch[place.range]) : nil
