@@ -30,6 +30,18 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
+        // The peers kache-bench measures beside Kache on W1 and W8 (issue 32),
+        // through their C APIs. Only KacheBench depends on them.
+        .systemLibrary(
+            name: "CRocksDB",
+            pkgConfig: "rocksdb",
+            providers: [.apt(["librocksdb-dev"]), .brew(["rocksdb"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         // syncfs(2), which Swift's Glibc module does not export.
         .target(name: "CKacheSystem"),
         // Where an entry's bytes live, below the engine: the record format
@@ -80,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "KacheBench",
             dependencies: [
-                "Kache", "KacheStorage", "KacheWorkloads", "KacheRedis",
+                "Kache", "KacheStorage", "KacheWorkloads", "KacheRedis", "CRocksDB", "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

@@ -32,6 +32,11 @@ enum Baselines {
     static let filePerEntry = "segmentThreshold 0 (a file per entry)"
     /// The baseline of W4d's sets: the same churn in `memory` durability.
     static let churnInMemory = "W4 in memory"
+    /// The peers of W1 and W8 in `async` and `sync` (``PeerRun``): the stores
+    /// users would otherwise choose, on the same sets.
+    static let rocksDB = "RocksDB (LZ4, a Put per set, WAL unsynced, final flush)"
+    static let sqlite = "SQLite (WAL, synchronous=NORMAL, an INSERT per set, final checkpoint)"
+    static let peers = [rocksDB, sqlite]
 
     /// The rename floor's name with the folder flush that `save()` ends with.
     static func withSyncfs(_ name: String) -> String { name + ", then syncfs" }

@@ -13,6 +13,8 @@ struct BenchContext {
     let floorTimeLimit: Double
     /// `--segment-threshold`, or nil for Kache's default.
     var segmentThreshold: Int? = nil
+    /// Whether W1 and W8 run RocksDB and SQLite beside Kache (`--no-peers` turns them off).
+    var peers = true
 
     /// The configuration of a workload in `durability`, with the run's segment threshold.
     func configuration(

@@ -18,6 +18,8 @@ struct BenchReport: Codable {
         /// Where the cache directory was, and whether it was kept.
         var directory: String
         var directoryKept: Bool
+        /// Whether W1 and W8 ran their peers (absent in reports from before them).
+        var peers: Bool? = nil
     }
 
     struct Summary: Codable {

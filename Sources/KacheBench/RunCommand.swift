@@ -17,6 +17,7 @@ struct RunCommand: ParsableCommand {
               kache-bench run --workload W1 --durability sync,async --json w1.json
               kache-bench run --workload W1 --durability fsync --threads 2   W1 on 2 writer threads beside a file per entry
               kache-bench run --workload W8,W4d --segment-threshold 0      the small-entry workloads with today's layout
+              kache-bench run --workload W1,W8                 beside RocksDB and SQLite on the same sets (--no-peers: without)
               kache-bench run --quick --json run.json --charts charts   the figures, and the charts drawn from them
               kache-bench run --tier redis --workload W1,W2,W3,W7   through a tiered cache on a Redis Cluster
             """
@@ -38,7 +39,7 @@ struct RunCommand: ParsableCommand {
         let context = BenchContext(
             sizes: sizes, runs: options.runs, workspace: workspace, progress: progress,
             inputs: WorkloadInputs(sizes: sizes, seed: options.seed), floorTimeLimit: options.floorTimeLimit,
-            segmentThreshold: options.segmentThreshold
+            segmentThreshold: options.segmentThreshold, peers: options.peers
         )
         var results: [WorkloadResult] = []
         for durability in options.durability.modes {
@@ -53,7 +54,7 @@ struct RunCommand: ParsableCommand {
                 workloads: options.workloads.workloads.map(\.rawValue), threads: options.threads.counts,
                 durability: options.durability.modes.map(\.rawValue), runs: options.runs, quick: options.quick,
                 seed: options.seed, segmentThreshold: options.segmentThreshold,
-                directory: workspace.cacheDirectory.path, directoryKept: workspace.keepsCache
+                directory: workspace.cacheDirectory.path, directoryKept: workspace.keepsCache, peers: options.peers
             ),
             machine: machine, sizes: sizes, results: results
         )

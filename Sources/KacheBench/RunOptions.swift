@@ -32,6 +32,12 @@ struct RunOptions: ParsableArguments {
     @Option(help: "Also draw the run's charts as SVG files into this folder (as `kache-bench chart` does).")
     var charts: String?
 
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Run RocksDB and SQLite beside W1 and W8 in async and sync durability, on the same sets.",
+        discussion: "--no-peers leaves them out: at the standard sizes they add about 75 s to each run of W8 on 2 cores, most of it SQLite's, and 10 s to each of W1."
+    ))
+    var peers = true
+
     @Flag(help: "Scale every workload down about 20× for a smoke run.")
     var quick = false
 

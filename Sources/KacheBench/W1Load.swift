@@ -11,7 +11,10 @@ import KacheWorkloads
 /// the same entries' records appended to one file, then syncfs
 /// (``Baselines/append``); in `memory` durability, the dictionary. In the
 /// disk modes, also what the directory costs: allocated bytes ÷ raw bytes
-/// set, and files.
+/// set, and files; and the time to open it again until a get could be made
+/// (ms to ready). In `async` and `sync`, the peers (``PeerRun``) load the
+/// same entries after Kache, beside its durable sets/s, allocated ÷ raw
+/// bytes and ms to ready.
 struct W1Load {
     let context: BenchContext
 
@@ -21,6 +24,7 @@ struct W1Load {
         let configuration = context.configuration(durability)
         let count = Double(keys.count)
         var recorder = FigureRecorder()
+        var peers: [PeerMeasurement] = []
 
         for run in 1...context.runs {
             // The floor runs first, and each side starts by deleting its own
@@ -72,11 +76,25 @@ struct W1Load {
                 // gap is what whole 4 KiB blocks cost entries this small.
                 recorder.record("file bytes", Double(usage.fileBytes), unit: .bytes, higherIsBetter: false)
                 BenchCache.recordFootprint(usage, rawBytes: Self.rawBytes(values), into: &recorder)
+                let (reopened, ready) = try MonotonicClock.measure {
+                    try Kache(directory: context.workspace.cacheDirectory, configuration: configuration)
+                }
+                try reopened.close()
+                recorder.record("ms to ready", ready * 1000, unit: .milliseconds, higherIsBetter: false)
+            }
+            if PeerRun.applies(to: durability, in: context) {
+                let expiry = Baselines.wallClockNanoseconds() + context.sizes.ttlSeconds * 1_000_000_000
+                peers = try PeerRun.measureAll(
+                    .w1, durability, run: run, context: context, keys: keys, values: values, expiries: { _ in expiry },
+                    rawBytes: Self.rawBytes(values), checkStride: PeerRun.checkStride
+                )
+                PeerRun.record(peers, into: &recorder)
             }
         }
         return WorkloadResult(
             workload: .w1, durability: durability, threads: 1, memoryBudget: configuration.memoryBudget,
-            figures: recorder.figures, notes: [BenchCache.budgetNote(configuration)]
+            figures: recorder.figures,
+            notes: [BenchCache.budgetNote(configuration)] + (peers.isEmpty ? [] : [PeerRun.note(peers, checkStride: PeerRun.checkStride)])
         )
     }
 

@@ -17,7 +17,9 @@ import KacheWorkloads
 /// which writes the bytes a segment layout writes, with nothing around them.
 /// After the final close, what the directory costs: allocated bytes ÷ raw
 /// bytes set, and files (the layout of a file per entry needs a million).
-/// Only in the disk modes.
+/// Only in the disk modes. In `async` and `sync`, the peers (``PeerRun``)
+/// then set the same entries, beside Kache's durable sets/s, allocated ÷
+/// raw bytes and ms to ready; each reads back the keys Kache read.
 struct W8ManySmall {
     let context: BenchContext
 
@@ -29,6 +31,7 @@ struct W8ManySmall {
         let progress = context.progress
         let count = Double(sets.keys.count)
         var recorder = FigureRecorder()
+        var peers: [PeerMeasurement] = []
 
         for run in 1...context.runs {
             let label = { (phase: String?) in context.label(.w8, durability, run: run, phase: phase) }
@@ -78,6 +81,13 @@ struct W8ManySmall {
             recorder.record("keys past their TTL", Double(pastTTL), unit: .count, higherIsBetter: false)
             let usage = try BenchCache.close(reopened, in: context.workspace, recording: &recorder)
             BenchCache.recordFootprint(usage, rawBytes: sets.rawBytes, into: &recorder)
+            if PeerRun.applies(to: durability, in: context) {
+                peers = try PeerRun.measureAll(
+                    .w8, durability, run: run, context: context, keys: sets.keys, values: sets.values,
+                    expiries: { now + sets.ttlSeconds[$0] * 1_000_000_000 }, rawBytes: sets.rawBytes, checkStride: readStride
+                )
+                PeerRun.record(peers, into: &recorder)
+            }
         }
         let reads = (sets.keys.count + readStride - 1) / readStride
         return WorkloadResult(
@@ -85,6 +95,7 @@ struct W8ManySmall {
             figures: recorder.figures,
             notes: [BenchCache.budgetNote(configuration), "\(Format.grouped(sets.keys.count)) entries, \(Format.bytes(Double(sets.rawBytes))) raw; "
                 + "\(Format.grouped(reads)) keys read after the reopen; keys lost and wrong values count those whose TTL had not run out"]
+                + (peers.isEmpty ? [] : [PeerRun.note(peers, checkStride: readStride)])
         )
     }
 

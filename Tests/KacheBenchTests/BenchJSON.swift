@@ -33,6 +33,7 @@ struct BenchJSON: Decodable {
         var memoryBudget: Int
         var diskBudget: Int?
         var figures: [Figure]
+        var notes: [String]
 
         func figure(_ name: String) -> Figure? { figures.first { $0.name == name } }
     }
@@ -51,6 +52,7 @@ struct BenchJSON: Decodable {
         var quick: Bool
         var directory: String
         var directoryKept: Bool
+        var peers: Bool?
     }
 
     struct Target: Decodable {

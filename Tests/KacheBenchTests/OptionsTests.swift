@@ -42,6 +42,12 @@ struct OptionsTests {
         #expect(throws: (any Error).self) { try RunOptions.parse(["--segment-threshold", "-1"]) }
     }
 
+    @Test func peersRunUnlessTurnedOff() throws {
+        #expect(try RunOptions.parse([]).peers)
+        #expect(try !RunOptions.parse(["--no-peers"]).peers)
+        #expect(try RunOptions.parse(["--peers"]).peers)
+    }
+
     @Test func zeroRunsAreRefused() {
         #expect(throws: (any Error).self) { try RunOptions.parse(["--runs", "0"]) }
     }

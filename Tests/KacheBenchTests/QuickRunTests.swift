@@ -6,6 +6,12 @@ import Testing
 /// the JSON it writes, and what it leaves behind.
 @Suite("kache-bench run, end to end")
 struct QuickRunTests {
+    /// The peers' names as the report gives them, beside W1 and W8 in `async` and `sync`.
+    static let peers = [
+        "RocksDB (LZ4, a Put per set, WAL unsynced, final flush)",
+        "SQLite (WAL, synchronous=NORMAL, an INSERT per set, final checkpoint)",
+    ]
+
     /// Every workload, in `memory` durability (W5 needs a disk and is the
     /// next test's), W2 and W3 on one and two threads.
     @Test func quickRunOfEveryWorkloadCompletesAndWritesValidJSON() throws {
@@ -24,6 +30,7 @@ struct QuickRunTests {
         let report = try BenchJSON.read(json)
         #expect(report.tool == "kache-bench")
         #expect(report.options.quick && report.options.runs == 1 && !report.options.directoryKept)
+        #expect(report.options.peers == true, "on unless --no-peers")
         #expect(report.machine.cores >= 1 && !report.machine.kernel.isEmpty && report.machine.swiftVersion.contains("Swift"))
         #expect(report.results.map(\.workload) == ["W1", "W2", "W2", "W3", "W3", "W4", "W4", "W4", "W6", "W7"],
                 "W5 and W6's disk budget need a disk")
@@ -91,7 +98,11 @@ struct QuickRunTests {
         let w1 = try #require(report.results(workload: "W1").first)
         #expect(w1.figure("sets/s")?.comparisons.map(\.baseline) == ["temp file + rename"])
         #expect(w1.figure("durable sets/s")?.comparisons.map(\.baseline)
-            == ["temp file + rename", "temp file + rename, then syncfs", "LZ4 records appended to one file, then syncfs"])
+            == ["temp file + rename", "temp file + rename, then syncfs", "LZ4 records appended to one file, then syncfs"] + Self.peers)
+        for name in ["durable sets/s", "allocated ÷ raw bytes", "ms to ready"] {
+            let peers = try #require(w1.figure(name)?.comparisons.filter { Self.peers.contains($0.baseline) }, "\(name)")
+            #expect(peers.map(\.baseline) == Self.peers && peers.allSatisfy { $0.samples.count == 2 && $0.samples.allSatisfy { $0 > 0 } }, "\(name)")
+        }
         let w5 = try #require(report.results(workload: "W5").first)
         for result in [w1, w5] {
             #expect(result.figure("allocated ÷ raw bytes").map { $0.samples.allSatisfy { $0 > 0 && $0 < 100 } } == true, "\(result.workload)")
@@ -129,7 +140,10 @@ struct QuickRunTests {
         #expect(report.results.map(\.workload) == ["W8", "W4d"])
         expectWellFormed(report, durability: "async")
         let w8 = try #require(report.results(workload: "W8").first)
-        #expect(w8.figure("durable sets/s")?.comparisons.map(\.baseline) == ["LZ4 records appended to one file, then syncfs"])
+        #expect(w8.figure("durable sets/s")?.comparisons.map(\.baseline) == ["LZ4 records appended to one file, then syncfs"] + Self.peers)
+        #expect(w8.figure("allocated ÷ raw bytes")?.comparisons.map(\.baseline) == Self.peers)
+        #expect(w8.figure("ms to ready")?.comparisons.map(\.baseline) == Self.peers)
+        #expect(w8.notes.contains { $0.hasPrefix("peers: RocksDB ") && $0.contains(" and SQLite ") }, "\(w8.notes)")
         #expect(w8.figure("durable sets/s").map { $0.samples.allSatisfy { $0 > 0 } } == true)
         #expect(w8.figure("keys lost")?.samples == [0] && w8.figure("wrong values")?.samples == [0])
         #expect(w8.figure("keys past their TTL")?.samples == [0], "a quick run ends long before the shortest TTL, 60 s")
@@ -172,6 +186,9 @@ struct QuickRunTests {
         #expect(writers.figure("durable sets/s")?.comparisons.map(\.baseline) == ["segmentThreshold 0 (a file per entry)"])
         #expect(writers.figure("sets/s")?.comparisons.map(\.baseline) == ["segmentThreshold 0 (a file per entry)"])
         #expect(writers.figure("files in the directory").map { $0.samples.allSatisfy { $0 >= 1 } } == true)
+        let w1 = try #require(report.results.first)
+        #expect(w1.figure("ms to ready")?.comparisons.isEmpty == true, "the peers flush once, so fsync runs without them")
+        #expect(!w1.notes.contains { $0.hasPrefix("peers:") })
         #expect(report.targets.contains { $0.target == "W1 durable sets/s on 2 writer threads ≥ 2× segmentThreshold 0 (a file per entry)" })
         #expect(outcome.stdout.contains("chart: \(charts.appendingPathComponent("w1-durable-sets.svg").path)"))
         #expect(outcome.stdout.contains("chart: \(charts.appendingPathComponent("bytes-per-entry.svg").path)"))

@@ -8,6 +8,19 @@ ensure_deps() {
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq liblz4-dev pkg-config >/dev/null
     fi
+    # kache-bench measures RocksDB and SQLite beside W1 and W8, through the
+    # system-library targets CRocksDB and CSQLite, which pkg-config finds.
+    local peers=""
+    pkg-config --exists rocksdb || peers="$peers librocksdb-dev"
+    pkg-config --exists sqlite3 || peers="$peers libsqlite3-dev"
+    if [ -n "$peers" ]; then
+        echo "Installing$peers…" >&2
+        local sudo=""
+        [ "$(id -u)" = 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        # shellcheck disable=SC2086 # one word per package
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $peers >/dev/null
+    fi
     # KacheRedis's tests and kache-bench --tier redis start a throw-away Redis
     # Cluster (scripts/redis-cluster.sh) from Debian's redis-server.
     if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then

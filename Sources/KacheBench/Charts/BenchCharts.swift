@@ -207,13 +207,20 @@ enum BenchCharts {
         if floorNames.contains(Baselines.append) {
             subtitle += "; the append floor writes them as Kache's records, LZ4-compressed, to one file, then flushes it with syncfs"
         }
+        if floorNames.contains(where: Baselines.peers.contains) {
+            subtitle += "; the peers, RocksDB and SQLite, store the same entries through their C APIs and flush once at the end"
+        }
         subtitle += ". Higher is better. \(whiskerNote)"
         return Chart(
             fileName: durableSetsFile,
             title: "Durable sets/s per mode, beside the file system's own rate",
             subtitle: subtitle,
             series: [Chart.Series(name: "Kache, durable sets/s", color: kacheColor)]
-                + floorNames.enumerated().map { Chart.Series(name: "floor: \($1)", color: floorColors[$0 % floorColors.count]) },
+                + floorNames.enumerated().map { index, name in
+                    // A peer is another store doing the same work, not a floor under Kache's.
+                    let kind = Baselines.peers.contains(name) ? "peer" : "floor"
+                    return Chart.Series(name: "\(kind): \(name)", color: floorColors[index % floorColors.count])
+                },
             plot: .bars(Chart.BarPlot(groups: groups, categoryTitle: "durability mode")),
             yAxis: .linear(title: "sets per second", covering: extremes(groups), style: .rate),
             footnotes: footnotes(loads, sources)
