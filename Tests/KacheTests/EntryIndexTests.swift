@@ -17,7 +17,7 @@ import Testing
     @Test(arguments: 0 ..< 8)
     func agreesWithADictionary(seed: Int) {
         var random = SeededGenerator(seed: UInt64(seed))
-        let index = EntryIndex(keepsFiles: true, segmentThreshold: 1 << 14)
+        let index = EntryIndex()
         var model: [String: UInt64] = [:]
         var sequence: UInt64 = 0
         let keys = (0 ..< 3).flatMap { space in (0 ..< 300).map { (space, "key-\($0)") } }
@@ -51,7 +51,7 @@ import Testing
     /// A reference goes stale when its key is replaced or removed, even if the
     /// slot is reused at once.
     @Test func referencesGoStale() {
-        let index = EntryIndex(keepsFiles: true, segmentThreshold: 1 << 14)
+        let index = EntryIndex()
         let (_, first) = index.upsert(space: 0, key: "a", record(1))
         let (_, second) = index.upsert(space: 0, key: "a", record(2))
         #expect(!index.isCurrent(first))
@@ -64,7 +64,7 @@ import Testing
 
     /// A pending version keeps the location of the one still on disk.
     @Test func aPendingVersionKeepsTheOneOnDisk() {
-        let index = EntryIndex(keepsFiles: true, segmentThreshold: 1 << 14)
+        let index = EntryIndex()
         var pending = record(9, value: Data("new".utf8))
         pending.isPendingWrite = true
         pending.length = 60

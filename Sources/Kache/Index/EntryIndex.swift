@@ -43,14 +43,8 @@ final class EntryIndex: Sendable {
 
     private let shards: [Locked<IndexShard>]
     private let closed = Atomic<Bool>(false)
-    /// For the disk-budget charge of a pending version (`charge(of:)`).
-    let segmentThreshold: Int
-    let keepsFiles: Bool
-
-    init(keepsFiles: Bool, segmentThreshold: Int) {
+    init() {
         shards = (0 ..< Self.shardCount).map { _ in Locked(IndexShard()) }
-        self.keepsFiles = keepsFiles
-        self.segmentThreshold = segmentThreshold
     }
 
     /// Runs `body` under shard `index`'s lock.

@@ -56,7 +56,7 @@ struct StoreState: Sendable {
     ) {
         self.segments = segments
         budget = DiskBudget(limit: diskBudget, unit: allocationUnit, keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
-        index = EntryIndex(keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
+        index = EntryIndex()
         memory = MemoryBudget(limit: memoryLimit, queued: writeBehindBytes)
         self.keepsFiles = keepsFiles
     }
