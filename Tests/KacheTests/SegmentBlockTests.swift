@@ -44,7 +44,18 @@ import Testing
         }
         // The shares add up to the block, so a segment's accounting adds up to its file.
         #expect(charges.count == Self.mixed.count && charges.reduce(0, +) == bytes.count)
-        #expect(charges.allSatisfy { $0 >= 0 })
+        #expect(charges.allSatisfy { $0 >= 1 })
+    }
+
+    /// A share of 0 would read as "not on disk": even 255 records that LZ4
+    /// squeezes into fewer bytes than their count each get a byte at least.
+    @Test func everyRecordsShareIsAByteAtLeast() throws {
+        let records = (0 ..< SegmentBlock.maximumRecords).map { _ in Self.record("k", sequence: 7, value: Data()) }
+        let (bytes, charges) = Self.block(records)
+        #expect(charges.count == records.count && charges.reduce(0, +) == bytes.count)
+        #expect(charges.allSatisfy { $0 >= 1 })
+        #expect(try SegmentBlock.decode(bytes).records.count == records.count)
+        #expect(SegmentBlock.shares(of: 10, byEnds: [1, 2, 100]) == [1, 1, 8])
     }
 
     @Test func neighbouringValuesCompressTogether() throws {

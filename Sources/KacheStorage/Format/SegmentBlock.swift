@@ -154,8 +154,11 @@ package enum SegmentBlock {
         block.withUnsafeMutableBytes { out in
             let destination = UnsafeMutableRawBufferPointer(rebasing: out[headerSize...])
             body.withUnsafeBytes { source in
-                // One byte short of raw: LZ4 succeeds only when it saves space.
-                if let length = LZ4.compress(source, into: UnsafeMutableRawBufferPointer(rebasing: destination.dropLast())) {
+                // One byte short of raw: LZ4 succeeds only when it saves space. A
+                // block keeps a byte per record (`shares`); raw, each takes 7 at least.
+                if let length = LZ4.compress(source, into: UnsafeMutableRawBufferPointer(rebasing: destination.dropLast())),
+                   headerSize + length >= count
+                {
                     storedLength = length
                     flags = compressedFlag
                 } else {
@@ -176,16 +179,21 @@ package enum SegmentBlock {
         return block
     }
 
-    /// `total` split in proportion to the spans between `ends` (the first
-    /// span starts at 0), rounding so that the parts add up to `total`.
-    static func shares(of total: Int, byEnds ends: [Int]) -> [Int] {
+    /// `total` split among the records whose raw bytes end at `ends` (the
+    /// first starts at 0): a byte each, the rest in proportion to their raw
+    /// bytes, rounded so that the parts add up to `total`. Never 0: a length
+    /// of 0 means "not on disk" to the index and the manifest. A sealed block
+    /// is at least a byte per record long (`seal`).
+    package static func shares(of total: Int, byEnds ends: [Int]) -> [Int] {
         let whole = ends.last!
+        let spread = total - ends.count
+        precondition(spread >= 0, "a block shorter than its record count")
         var shares: [Int] = []
         shares.reserveCapacity(ends.count)
         var given = 0
         for end in ends {
-            let upTo = end == whole ? total : total * end / whole
-            shares.append(upTo - given)
+            let upTo = end == whole ? spread : spread * end / whole
+            shares.append(1 + upTo - given)
             given = upTo
         }
         return shares

@@ -428,6 +428,22 @@ package final class SegmentStore: Sendable {
         }
     }
 
+    /// Traps unless the accounting gives each file its length on disk: every
+    /// byte appended is counted (the shares of a block add up to it), and
+    /// every file is known. For tests, when no append is under way.
+    package func checkLengths() {
+        table.withLock { table in
+            for (id, file) in table.files {
+                var info = stat()
+                precondition(fstat(file.descriptor, &info) == 0 && Int(info.st_size) == file.length,
+                             "segment \(id): \(info.st_size) bytes on disk, \(file.length) appended")
+                precondition(table.ledger.length(of: id) == file.length,
+                             "segment \(id): the ledger counts \(table.ledger.length(of: id)) bytes of \(file.length)")
+            }
+            precondition(Set(table.ledger.segments.keys) == Set(table.files.keys), "the ledger and the table know different files")
+        }
+    }
+
     /// A manifest covering every record below `sequence` was written.
     package func noteCheckpoint(_ sequence: UInt64) {
         table.withLock { $0.ledger.noteCheckpoint(sequence) }
