@@ -160,7 +160,7 @@ package struct RecordFiles: Sendable {
     /// entry leaves the cache (so nothing stale is served later), the error
     /// is counted and logged, and returned for the next `save()` to throw.
     /// - Returns: the first failure that lost a write, nil when none did.
-    func perform(_ jobs: [Job]) -> StorageError? {
+    func perform(_ jobs: [Job], gathering: GatheredBlocks? = nil) -> StorageError? {
         var byBucket: [SegmentStore.Bucket: [RecordWrite]] = [:]
         var removals: [RecordRemoval] = []
         var lost: StorageError?
@@ -177,9 +177,23 @@ package struct RecordFiles: Sendable {
             }
         }
         for (bucket, writes) in byBucket {
-            do { try append(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
+            let ready = gathering?.gather(writes, bucket: bucket) ?? writes
+            guard !ready.isEmpty else { continue }
+            do { try append(ready, bucket: bucket) } catch { lost = lost ?? failed(ready, error) }
         }
         remove(removals)
+        return lost
+    }
+
+    /// Appends the writes `gathering` held back for longer than it lets them
+    /// wait (all of them when `all`), in blocks as full as they got.
+    /// - Returns: the first failure that lost a write, nil when none did.
+    func appendGathered(_ gathering: GatheredBlocks, all: Bool) -> StorageError? {
+        var lost: StorageError?
+        for (bucket, writes) in gathering.takeOverdue(all: all) {
+            do { try append(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
+            gathering.release(writes)
+        }
         return lost
     }
 
