@@ -77,17 +77,69 @@ import Testing
         #expect((0 ..< 3).map { contents.value(of: $0) } == records.map(\.value))
     }
 
+    /// The read of one record decodes it as the whole block's decoding does.
+    @Test func oneRecordReadsAsTheWholeBlockDecodesIt() throws {
+        for records in [Self.mixed, (0 ..< 3).map { Self.record("raw\($0)", sequence: UInt64($0), value: incompressible(300, seed: UInt64($0))) }] {
+            let (bytes, _) = Self.block(records)
+            let contents = try SegmentBlock.decode(bytes)
+            for index in records.indices {
+                let (header, payload) = try bytes.withUnsafeBytes { raw in
+                    try Result { () throws(EntryFile.Damage) in try SegmentBlock.record(index, in: raw) }.get()
+                }
+                #expect(header == contents.records[index].header && payload == contents.value(of: index))
+            }
+        }
+    }
+
     @Test func everyFlippedBitAndEveryTruncationIsCaught() {
         let (bytes, _) = Self.block(Array(Self.mixed.prefix(3)))
+        func readOne(_ block: Data) throws {
+            _ = try block.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.record(2, in: raw) }.get() }
+        }
         for position in 0 ..< bytes.count {
             for bit in [0, 3, 7] {
                 var damaged = bytes
                 damaged[damaged.startIndex + position] ^= UInt8(1 << bit)
                 #expect(throws: EntryFile.Damage.self, "a flipped bit at byte \(position)") { try SegmentBlock.decode(damaged) }
+                #expect(throws: EntryFile.Damage.self, "a flipped bit at byte \(position), one record read") { try readOne(damaged) }
             }
         }
         for length in 0 ..< bytes.count {
             #expect(throws: EntryFile.Damage.self, "cut to \(length) bytes") { try SegmentBlock.decode(bytes.prefix(length)) }
+            #expect(throws: EntryFile.Damage.self, "cut to \(length) bytes, one record read") { try readOne(bytes.prefix(length)) }
+        }
+    }
+
+    /// Mutated blocks with their checksum made right again, so that the
+    /// mutations reach the lengths, the decompressor and the parser: neither
+    /// decoder traps, and where the whole block decodes, each record read
+    /// alone agrees with it.
+    @Test func resealedMutationsNeverTrapAndBothDecodersAgree() {
+        var random = SeededGenerator(seed: 32)
+        let blocks = [
+            Self.block(Self.mixed).bytes,
+            Self.block((0 ..< 5).map { Self.record("k\($0)", sequence: UInt64($0), value: incompressible(40, seed: UInt64($0))) }).bytes,
+        ]
+        for _ in 0 ..< 3_000 {
+            var block = blocks[Int.random(in: 0 ..< blocks.count, using: &random)]
+            for _ in 0 ..< Int.random(in: 1 ... 4, using: &random) {
+                let position = Int.random(in: 12 ..< block.count, using: &random)
+                block[block.startIndex + position] = UInt8.random(in: 0 ... 255, using: &random)
+            }
+            block.withUnsafeMutableBytes { raw in
+                let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
+                raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
+            }
+            let whole = try? SegmentBlock.decode(block)
+            for index in 0 ..< 8 {
+                let one = block.withUnsafeBytes { raw in try? Result { () throws(EntryFile.Damage) in try SegmentBlock.record(index, in: raw) }.get() }
+                guard let whole else { continue }
+                if index < whole.records.count {
+                    #expect(one?.header == whole.records[index].header && one?.payload == whole.value(of: index))
+                } else {
+                    #expect(one == nil)
+                }
+            }
         }
     }
 
@@ -171,7 +223,11 @@ import Testing
         let small = Self.block(Array(Self.mixed.prefix(4))).bytes
         let large = Self.block((0 ..< 3).map { Self.record("l\($0)", sequence: UInt64($0), value: incompressible(6000, seed: UInt64($0))) }).bytes
         let file = small + large
-        func read(_ offset: Int, _ length: Int) -> Data? { file.subdata(in: offset ..< min(file.count, offset + length)) }
+        func read(_ offset: Int, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+            let part = file.subdata(in: offset ..< min(file.count, offset + buffer.count))
+            part.copyBytes(to: buffer)
+            return part.count
+        }
         for index in 0 ..< 4 {
             let location = RecordLocation(segment: 1, offset: 0, index: index, length: 10)
             let (header, payload) = try SegmentStore.readRecord(at: location, read: read)

@@ -73,13 +73,7 @@ extension DiskStore {
         guard case let .opened(fd, _, inode) = opened else { return RecordFileRead(opened) }
         defer { Glibc.close(fd) }
         do {
-            let (header, payload) = try SegmentStore.readRecord(at: location) { offset, length in
-                var bytes = Data(count: length)
-                let got = bytes.withUnsafeMutableBytes { readFully(fd, path: path, at: offset, into: $0) }
-                guard got >= 0 else { return nil }
-                bytes.count = got
-                return bytes
-            }
+            let (header, payload) = try SegmentStore.readRecord(at: location) { readFully(fd, path: path, at: $0, into: $1) }
             return .record(header, payload: payload, length: location.length, inode: inode)
         } catch {
             switch error {

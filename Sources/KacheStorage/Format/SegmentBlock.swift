@@ -232,6 +232,43 @@ package enum SegmentBlock {
     /// and decodes it. Never traps on hostile input.
     /// - Complexity: O(n) in the block's raw length.
     package static func decode(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> Contents {
+        let (stored, rawLength, isCompressed, count) = try checkedBody(block)
+        var body = Data(count: rawLength)
+        if isCompressed {
+            guard body.withUnsafeMutableBytes({ LZ4.decompress(stored, into: $0) }) else { throw .undecompressible }
+        } else {
+            body.withUnsafeMutableBytes { $0.copyMemory(from: stored) }
+        }
+        let records = try body.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) in try parse(raw, count: count) }
+        }.get()
+        return Contents(body: body, records: records)
+    }
+
+    /// Record `index` of `block` and its value, for a read: the block's
+    /// magic, checksum and lengths are checked and its body decompressed,
+    /// but only that record is decoded (those before it are stepped over,
+    /// their keys never made into strings). Never traps on hostile input.
+    package static func record(_ index: Int, in block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (header: EntryFile.Header, payload: Data) {
+        let (stored, rawLength, isCompressed, count) = try checkedBody(block)
+        guard index < count else { throw .lengthMismatch(expected: index + 1, actual: count) }
+        let decode = { (body: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (header: EntryFile.Header, payload: Data) in
+            let (header, value) = try parseRecord(index, in: body)
+            return (header, Data(body[value]))
+        }
+        guard isCompressed else { return try decode(stored) }
+        // The body lives only until the value is copied out: no zeroed buffer, no `Data` around it.
+        let body = UnsafeMutableRawBufferPointer.allocate(byteCount: rawLength, alignment: 8)
+        defer { body.deallocate() }
+        guard LZ4.decompress(stored, into: body) else { throw .undecompressible }
+        return try decode(UnsafeRawBufferPointer(body))
+    }
+
+    /// The stored body of `block` once its header, lengths and checksum
+    /// check out, with what the header says about it.
+    private static func checkedBody(
+        _ block: UnsafeRawBufferPointer
+    ) throws(EntryFile.Damage) -> (stored: UnsafeRawBufferPointer, rawLength: Int, isCompressed: Bool, count: Int) {
         guard block.count >= headerSize else { throw .truncated(length: block.count) }
         guard block.prefix(4).elementsEqual(magic) else { throw .badMagic }
         func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
@@ -243,23 +280,14 @@ package enum SegmentBlock {
         let count = Int(field(Offset.count, UInt8.self))
         guard headerSize + storedLength == block.count else { throw .lengthMismatch(expected: headerSize + storedLength, actual: block.count) }
         guard flags & ~compressedFlag == 0, field(22, UInt16.self) == 0 else { throw .unknownFlags(UInt16(flags)) }
-        let stored = UnsafeRawBufferPointer(rebasing: block[headerSize...])
         let checksum = field(Offset.checksum, UInt64.self)
         guard checksum == XXHash64.hash(UnsafeRawBufferPointer(rebasing: block[Offset.checksummed...])) else { throw .checksumMismatch }
-        let lengthsAgree = flags & compressedFlag != 0
+        let isCompressed = flags & compressedFlag != 0
+        let lengthsAgree = isCompressed
             ? storedLength < rawLength && rawLength <= min(storedLength * EntryFile.largestCompressionRatio, maximumRawLength)
             : storedLength == rawLength
         guard lengthsAgree, count > 0 else { throw .lengthMismatch(expected: rawLength, actual: storedLength) }
-        var body = Data(count: rawLength)
-        if flags & compressedFlag != 0 {
-            guard body.withUnsafeMutableBytes({ LZ4.decompress(stored, into: $0) }) else { throw .undecompressible }
-        } else {
-            body.withUnsafeMutableBytes { $0.copyMemory(from: stored) }
-        }
-        let records = try body.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) in try parse(raw, count: count) }
-        }.get()
-        return Contents(body: body, records: records)
+        return (UnsafeRawBufferPointer(rebasing: block[headerSize...]), rawLength, isCompressed, count)
     }
 
     /// `decode` of a block held in a `Data`.
@@ -309,6 +337,58 @@ package enum SegmentBlock {
             }
             guard reader.remaining == 0 else { throw EntryFile.Damage.lengthMismatch(expected: reader.offset, actual: body.count) }
             return records
+        } catch let damage as EntryFile.Damage {
+            throw damage
+        } catch {
+            throw .truncated(length: body.count)
+        }
+    }
+}
+
+extension SegmentBlock {
+    /// Record `index` of a raw body, stepping over those before it, and the
+    /// range of its value in `body`.
+    fileprivate static func parseRecord(_ index: Int, in body: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
+        var reader = BinaryReader(body)
+        do {
+            let baseExpiry = try reader.read(Int64.self)
+            let baseSequence = try reader.read(UInt64.self)
+            // The names' bytes only: one of them is made a string, the target's.
+            var spaces: [(name: UnsafeRawBufferPointer, kind: UInt8)] = []
+            for _ in 0 ..< min(try reader.readVarint(), UInt64(maximumRecords)) {
+                let kind = try reader.read(UInt8.self)
+                guard EntryFile.kinds.contains(kind) else { throw EntryFile.Damage.unknownKind(kind) }
+                spaces.append((try reader.readBytes(Int(clamping: try reader.readVarint())), kind))
+            }
+            for _ in 0 ..< index {
+                _ = try reader.read(UInt8.self)
+                _ = try reader.readVarint()
+                _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
+                _ = try reader.readVarint()
+                _ = try reader.readVarint()
+                _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
+            }
+            let flags = try reader.read(UInt8.self)
+            guard flags & ~tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
+            let spaceIndex = try reader.readVarint()
+            guard spaceIndex < spaces.count else { throw EntryFile.Damage.invalidName }
+            let keyBytes = try reader.readBytes(Int(clamping: try reader.readVarint()))
+            let space = spaces[Int(spaceIndex)]
+            guard !keyBytes.isEmpty, let key = String(validUTF8: keyBytes), let spaceName = String(validUTF8: space.name) else {
+                throw EntryFile.Damage.invalidName
+            }
+            let expiry = baseExpiry &+ Int64(bitPattern: try reader.readVarint())
+            let sequence = baseSequence &+ (try reader.readVarint())
+            let valueLength = Int(clamping: try reader.readVarint())
+            let valueStart = reader.offset
+            _ = try reader.readBytes(valueLength)
+            let isTombstone = flags & tombstoneFlag != 0
+            guard !isTombstone || valueLength == 0 else { throw EntryFile.Damage.lengthMismatch(expected: 0, actual: valueLength) }
+            let header = EntryFile.Header(
+                flags: isTombstone ? .tombstone : [], expiry: expiry, sequence: sequence,
+                rawLength: valueLength, storedLength: valueLength, key: key, space: spaceName, kind: space.kind
+            )
+            return (header, valueStart ..< valueStart + valueLength)
         } catch let damage as EntryFile.Damage {
             throw damage
         } catch {

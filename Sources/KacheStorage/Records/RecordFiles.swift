@@ -223,7 +223,7 @@ package struct RecordFiles: Sendable {
         if location.isOwnFile { return disk.read(name, maximumLength: maximumLength) }
         guard let file, file.id == location.segment else { return .missing }
         do {
-            let (header, payload) = try SegmentStore.readRecord(at: location) { file.read(offset: $0, length: $1) }
+            let (header, payload) = try SegmentStore.readRecord(at: location) { file.read(offset: $0, into: $1) }
             guard header.key == name.canonicalKey, header.space == name.space, !header.isTombstone else {
                 return .damaged(.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key), inode: 0)
             }

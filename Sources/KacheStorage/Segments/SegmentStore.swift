@@ -100,6 +100,12 @@ package final class SegmentStore: Sendable {
 
         package var length: Int { appendState.withLock { $0.length } }
 
+        /// Reads into `buffer` from `offset`; the count read (fewer where the
+        /// file ends), or -1 with `errno` set.
+        package func read(offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+            DiskStore.readFully(descriptor, path: path, at: offset, into: buffer)
+        }
+
         /// Reads `length` bytes at `offset`; the bytes read, or nil with `errno` set.
         package func read(offset: Int, length: Int) -> Data? {
             var bytes = Data(count: length)
@@ -499,34 +505,41 @@ package final class SegmentStore: Sendable {
         case damaged(EntryFile.Damage)
     }
 
-    /// The bytes a read takes at once: a whole block of `SegmentBlock.targetRawLength`
-    /// raw bytes stored raw, with its header; a longer block takes a second read.
-    static let readAhead = SegmentBlock.targetRawLength + SegmentBlock.headerSize + 512
+    /// The bytes a read takes at once: a block of 4 KiB raw as LZ4 mostly
+    /// leaves it, with its header; a longer block takes a second read.
+    static let readAhead = 2 << 10
 
     /// Reads and checks the record at `location` in a segment file: the
     /// record of version 2 there, or record `location.index` of the block
-    /// there (its checksum verified, decompressed whole). Not whose record it is.
-    /// - Parameter read: reads `length` bytes at an offset (fewer where the
-    ///   file ends), nil with `errno` set when the file can't be read.
+    /// there (its checksum verified, decompressed whole, only that record
+    /// decoded). Not whose record it is.
+    /// - Parameter read: reads into the buffer from an offset and returns
+    ///   the bytes read (fewer where the file ends), or -1 with `errno` set
+    ///   when the file can't be read.
     package static func readRecord(
-        at location: RecordLocation, read: (_ offset: Int, _ length: Int) -> Data?
+        at location: RecordLocation, read: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) -> Int
     ) throws(ReadFailure) -> (header: EntryFile.Header, payload: Data) {
         let offset = location.offset
         // A version-2 record's location gives its length; a block's, its share of the block.
-        guard var bytes = read(offset, max(location.length, readAhead)) else { throw .unreadable(errno: errno) }
-        guard let blockLength = bytes.withUnsafeBytes({ SegmentBlock.blockLength(at: $0) }) else {
-            do throws(EntryFile.Damage) { return try EntryFile.decode(bytes.prefix(location.length)) } catch { throw .damaged(error) }
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(location.length, readAhead), alignment: 8)
+        defer { buffer.deallocate() }
+        var got = read(offset, buffer)
+        guard got >= 0 else { throw .unreadable(errno: errno) }
+        guard let blockLength = SegmentBlock.blockLength(at: UnsafeRawBufferPointer(rebasing: buffer[..<got])) else {
+            let record = UnsafeRawBufferPointer(rebasing: buffer[..<min(got, location.length)])
+            do throws(EntryFile.Damage) { return try EntryFile.decode(record) } catch { throw .damaged(error) }
         }
-        if bytes.count < blockLength {
-            guard let rest = read(offset + bytes.count, blockLength - bytes.count) else { throw .unreadable(errno: errno) }
-            bytes.append(rest)
+        if got < blockLength, got == buffer.count {
+            let longer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockLength, alignment: 8)
+            longer.copyMemory(from: UnsafeRawBufferPointer(buffer))
+            buffer.deallocate()
+            buffer = longer
+            let rest = read(offset + got, UnsafeMutableRawBufferPointer(rebasing: buffer[got...]))
+            guard rest >= 0 else { throw .unreadable(errno: errno) }
+            got += rest
         }
         do throws(EntryFile.Damage) {
-            let contents = try SegmentBlock.decode(bytes.prefix(blockLength))
-            guard location.index < contents.records.count else {
-                throw EntryFile.Damage.lengthMismatch(expected: location.index + 1, actual: contents.records.count)
-            }
-            return (contents.records[location.index].header, contents.value(of: location.index))
+            return try SegmentBlock.record(location.index, in: UnsafeRawBufferPointer(rebasing: buffer[..<min(got, blockLength)]))
         } catch {
             throw .damaged(error)
         }
