@@ -103,7 +103,8 @@ let package = Package(
         // What several test targets share: how a test starts a child process, waits
         // for a state, and names the case of a KacheError it expects.
         .target(name: "KacheTestSupport", dependencies: ["Kache"], path: "Tests/KacheTestSupport"),
-        .testTarget(name: "KacheTests", dependencies: ["Kache", "KacheStorage", "KacheTestSupport"]),
+        // Fixtures: a directory of format version 2, which FormatVersion2Tests opens.
+        .testTarget(name: "KacheTests", dependencies: ["Kache", "KacheStorage", "KacheTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheStorage", "KacheCrashHarness", "KacheWorkloads", "KacheTestSupport"]),
         .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache", "KacheTestSupport"], exclude: ["Server"]),
         .testTarget(

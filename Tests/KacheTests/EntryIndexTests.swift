@@ -7,7 +7,7 @@ import Testing
     private func record(_ sequence: UInt64, value: Data? = nil) -> EntryRecord {
         EntryRecord(
             expiry: Int64(sequence), sequence: sequence, rawSize: value?.count ?? 0, value: value,
-            isPendingWrite: false, length: 100, location: RecordLocation(segment: 1, offset: UInt32(sequence % 1000), length: 100), diskSequence: sequence
+            isPendingWrite: false, length: 100, location: RecordLocation(segment: 1, offset: Int(sequence % 1000), length: 100), diskSequence: sequence
         )
     }
 
@@ -87,12 +87,15 @@ import Testing
         #expect(MemoryLayout<EntryRef>.stride == 8)
     }
 
-    /// A location's segment and offset share its place: each keeps its value
-    /// at its extremes, and only segment 0 is a file of its own.
-    @Test func aLocationKeepsItsSegmentAndOffsetApart() {
-        for (segment, offset) in [(UInt32.max, UInt32.max), (1, 0), (UInt32.max, 0), (1, UInt32.max), (0, 0)] {
-            let location = RecordLocation(segment: segment, offset: offset, length: 77)
-            #expect(location.segment == segment && location.offset == offset && location.length == 77)
+    /// A location's segment, offset and index in its block share its place:
+    /// each keeps its value at its extremes, and only segment 0 is a file of its own.
+    @Test func aLocationKeepsItsSegmentOffsetAndIndexApart() {
+        let largestOffset = RecordLocation.offsetLimit - 1
+        for (segment, offset, index) in [
+            (UInt32.max, largestOffset, 255), (1, 0, 0), (UInt32.max, 0, 0), (1, largestOffset, 0), (1, 0, 255), (0, 0, 0),
+        ] {
+            let location = RecordLocation(segment: segment, offset: offset, index: index, length: 77)
+            #expect(location.segment == segment && location.offset == offset && location.index == index && location.length == 77)
             #expect(location.isOwnFile == (segment == 0))
             #expect(RecordLocation(place: location.place, length: 77) == location)
         }

@@ -115,6 +115,38 @@ import Testing
         cache.checkInvariants()
     }
 
+    /// In `async` durability the writer gathers many records into each block:
+    /// a flipped bit costs the records of that one block, never the rest of the segment.
+    @Test(arguments: [false, true])
+    func aFlippedBitInABlockCostsOnlyThatBlocksRecords(rebuildingFromRecords: Bool) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        let count = 2_000
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.async, clock: clock))
+            for i in 0 ..< count { try cache.set(compressible(200, seed: i), forKey: "k\(i)", ttl: .seconds(3600)) }
+            try cache.close()
+        }
+        if rebuildingFromRecords {
+            // As a crash leaves it: the index is rebuilt from the records.
+            #expect(FileManager.default.createFile(atPath: dir.url.appendingPathComponent("dirty").path, contents: nil))
+        }
+        let path = segmentPath(dir, try #require(segmentFiles(dir).first))
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let blocks = SegmentStore.scan(bytes).records
+        let recordsPerBlock = Dictionary(grouping: blocks, by: \.offset).mapValues(\.count)
+        #expect(recordsPerBlock.count > 1 && recordsPerBlock.values.max()! > 10, "blocks of many records")
+        bytes[bytes.count / 2] ^= 0x10
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let damagedBlock = try #require(recordsPerBlock.keys.filter { $0 <= bytes.count / 2 }.max())
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock, memoryBudget: 0))
+        let found = (0 ..< count).filter { cache.data(forKey: "k\($0)") == compressible(200, seed: $0) }
+        let wrong = (0 ..< count).filter { i in cache.data(forKey: "k\(i)").map { $0 != compressible(200, seed: i) } ?? false }
+        #expect(found.count == count - recordsPerBlock[damagedBlock]!, "only the damaged block's records are lost")
+        #expect(wrong.isEmpty)
+        cache.checkInvariants()
+    }
+
     @Test(arguments: [Durability.sync, .fsync])
     func anAcknowledgedRemovalStaysRemovedAfterACrash(durability: Durability) throws {
         let clock = ManualClock()

@@ -48,13 +48,17 @@ extension Kache {
         /// (the default; ``Kache/shared`` uses 1 GiB). A `set` that would go over
         /// it evicts the entries that expire earliest, in any key space.
         public var diskBudget: Int?
-        /// Entries whose stored record (header, key and payload after LZ4) is
-        /// shorter than this many bytes are appended to a shared segment file;
-        /// longer ones get a file of their own (default 16 KiB). 0 gives every
-        /// entry a file of its own, as before segment files. A file of its own
-        /// costs a whole block of the file system (4 KiB on ext4), an inode and
-        /// a rename; a record in a segment costs its own length.
+        /// Entries whose record (key, value and key-space name, plus 40 bytes
+        /// of fields at most) is shorter than this many bytes are gathered with
+        /// their neighbours into compressed blocks of a shared segment file;
+        /// longer ones get a file of their own (default 16 KiB, at most
+        /// ``largestSegmentThreshold``). 0 gives every entry a file of its own,
+        /// as before segment files. A file of its own costs a whole block of
+        /// the file system (4 KiB on ext4), an inode and a rename; a record in
+        /// a segment costs its share of its compressed block.
         public var segmentThreshold: Int
+        /// The largest ``segmentThreshold``: a block of a segment file holds at most 1 MiB.
+        public static let largestSegmentThreshold = 512 << 10
         /// A segment whose dead bytes (records replaced, removed, expired or
         /// evicted) pass this fraction of its length is compacted in the
         /// background: its live records are copied forward and the file is
@@ -111,7 +115,9 @@ extension Kache {
                 throw .invalidConfiguration("maximumValueSize must be between 0 and \(EntryFile.maximumPayload) bytes (it is \(maximumValueSize))")
             }
             if let diskBudget, diskBudget <= 0 { throw .invalidConfiguration("diskBudget must be positive or nil (it is \(diskBudget))") }
-            guard segmentThreshold >= 0 else { throw .invalidConfiguration("segmentThreshold must not be negative (it is \(segmentThreshold))") }
+            guard (0 ... Configuration.largestSegmentThreshold).contains(segmentThreshold) else {
+                throw .invalidConfiguration("segmentThreshold must be between 0 and \(Configuration.largestSegmentThreshold) bytes (it is \(segmentThreshold))")
+            }
             guard compactionThreshold > 0, compactionThreshold <= 1 else {
                 throw .invalidConfiguration("compactionThreshold must be in (0, 1] (it is \(compactionThreshold))")
             }

@@ -287,24 +287,33 @@ public final class Kache: Sendable {
         guard name.canonicalKey.utf8.count <= configuration.maximumKeyLength else {
             throw KacheError.keyTooLong(bytes: name.canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
         }
-        var file = EntryFile.draft(
-            name: name, kind: keySpace.kind.rawValue, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
+        let version = { (sequence: UInt64) in RecordVersion(space: space, key: key, sequence: sequence) }
+        // A small entry's record is compressed with its neighbours by the writer; a large one's file here, outside the lock.
+        var record = SegmentBlock.Record(
+            key: name.canonicalKey, space: keySpace.name, kind: keySpace.kind.rawValue, expiry: expiry, sequence: 0, value: data
         )
-        let bucket = records.bucket(forLength: file.bytes.count, expiry: expiry, now: now)
+        let bucket = records.bucket(forLength: record.largestRawLength, expiry: expiry, now: now)
+        var file = bucket == nil ? EntryFile.draft(
+            name: name, kind: keySpace.kind.rawValue, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
+        ) : nil
+        let length = file?.bytes.count ?? record.largestRawLength
         let insertion = try store.withLock { state throws(KacheError) in
             guard !state.isClosed else { throw .closed }
             if let limit = state.budget.limit {
-                let needed = state.diskUseAlone(fileLength: file.bytes.count, keyBytes: key.utf8.count)
+                let needed = state.diskUseAlone(fileLength: length, keyBytes: key.utf8.count)
                 guard needed <= limit else { throw .exceedsDiskBudget(bytes: needed, budget: limit) }
             }
-            return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: file.bytes.count)
+            return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: length)
         }
-        file.seal(sequence: insertion.sequence)
-        // Queued for the writer: in a staging block, so that the buffer freed once written leaves no hole.
-        let write = RecordWrite(
-            version: RecordVersion(space: space, key: key, sequence: insertion.sequence), name: name,
-            file: records.stage(file.bytes), rawSize: data.count, bucket: bucket
-        )
+        let write: RecordWrite
+        if let bucket {
+            record.sequence = insertion.sequence
+            write = RecordWrite(version: version(insertion.sequence), name: name, record: record, bucket: bucket)
+        } else {
+            file!.seal(sequence: insertion.sequence)
+            // Queued for the writer: in a staging block, so that the buffer freed once written leaves no hole.
+            write = RecordWrite(version: version(insertion.sequence), name: name, file: records.stage(file!.bytes), rawSize: data.count)
+        }
         return PendingVersion(insertion: insertion, write: write)
     }
 

@@ -11,14 +11,15 @@ import KacheStorage
 /// per space: name (u16 length + UTF-8) · kind u8 · capacity i64
 ///            evictions u64 · expirations u64 · pushes u64 · pops u64 · entryCount u32
 ///   per entry: key (u16 length + UTF-8) · expiry i64 · sequence u64 · rawSize u32 · fileSize u32
-///              segment u32 · offset u32 · diskSequence u64 (version 2; segment 0: a file of
+///              place u64 · diskSequence u64 (place: a `RecordLocation`'s, 0 for a file of
 ///              its own; diskSequence: the version at that location, older than
 ///              `sequence` while the newer one was still being written)
 /// ```
 ///
 /// `nextSequence` is also the checkpoint: every record with a lower sequence
-/// is live if and only if the manifest lists it. Version 1 (no locations,
-/// every entry in a file of its own) is still read.
+/// is live if and only if the manifest lists it. Version 2 (segment u32 ·
+/// offset u32 where version 3 has the place) and version 1 (no locations,
+/// every entry in a file of its own) are still read.
 struct Manifest: Sendable, Equatable {
     struct Space: Sendable, Equatable {
         var name: String
@@ -34,12 +35,12 @@ struct Manifest: Sendable, Equatable {
         var sequence: UInt64
         var rawSize: Int
         var fileSize: Int
-        var segment: UInt32 = 0
-        var offset: UInt32 = 0
-        /// The version at `segment`/`offset`; `sequence` unless a newer one was still being written.
+        /// `RecordLocation.place`: 0 for a file of its own.
+        var place: UInt64 = 0
+        /// The version at `place`; `sequence` unless a newer one was still being written.
         var diskSequence: UInt64 = 0
 
-        var location: RecordLocation { RecordLocation(segment: segment, offset: offset, length: fileSize) }
+        var location: RecordLocation { RecordLocation(place: place, length: fileSize) }
 
         /// Whether the listed version was still being written: it has no
         /// record yet, or its location holds an older version (version 1
@@ -69,7 +70,8 @@ struct Manifest: Sendable, Equatable {
     }
 
     static let magic: [UInt8] = Array("KMAN".utf8)
-    static let version: UInt16 = 2
+    static let version: UInt16 = 3
+    static let readableVersions: ClosedRange<UInt16> = 1 ... 3
     static let checksumOffset = 4
     /// Where the bytes the checksum covers begin.
     static let bodyOffset = 12
@@ -120,7 +122,7 @@ struct Manifest: Sendable, Equatable {
         var reader = BinaryReader(bytes, offset: Manifest.bodyOffset)
         do {
             let version = try reader.read(UInt16.self)
-            guard version == 1 || version == Manifest.version else { throw Damage.unsupportedVersion(version) }
+            guard Manifest.readableVersions.contains(version) else { throw Damage.unsupportedVersion(version) }
             _ = try reader.read(UInt16.self)
             savedAt = try reader.read()
             nextSequence = try reader.read()
@@ -153,9 +155,14 @@ struct Manifest: Sendable, Equatable {
                         rawSize: Int(try reader.read(UInt32.self)), fileSize: Int(try reader.read(UInt32.self))
                     )
                     entry.diskSequence = entry.sequence
-                    if version >= 2 {
-                        entry.segment = try reader.read()
-                        entry.offset = try reader.read()
+                    if version >= 3 {
+                        entry.place = try reader.read()
+                        entry.diskSequence = try reader.read()
+                    } else if version == 2 {
+                        let segment = try reader.read(UInt32.self)
+                        let offset = try reader.read(UInt32.self)
+                        guard offset < RecordLocation.offsetLimit else { throw Damage.malformed }
+                        entry.place = segment == 0 ? 0 : RecordLocation(segment: segment, offset: Int(offset), length: 0).place
                         entry.diskSequence = try reader.read()
                     }
                     entries.append(entry)
@@ -183,7 +190,7 @@ extension Manifest.Entry {
     init(key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation?, diskSequence: UInt64) {
         self.init(
             key: key, expiry: expiry, sequence: sequence, rawSize: rawSize, fileSize: location?.length ?? 0,
-            segment: location?.segment ?? 0, offset: location?.offset ?? 0, diskSequence: diskSequence
+            place: location?.place ?? 0, diskSequence: diskSequence
         )
     }
 }

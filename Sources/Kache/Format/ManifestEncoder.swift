@@ -73,8 +73,7 @@ enum ManifestEncoder {
                 cursors[space].write(entry.sequence)
                 cursors[space].write(UInt32(clamping: entry.rawSize))
                 cursors[space].write(UInt32(clamping: entry.fileSize))
-                cursors[space].write(entry.segment)
-                cursors[space].write(entry.offset)
+                cursors[space].write(entry.place)
                 cursors[space].write(entry.diskSequence)
             }
             precondition(cursors.map(\.offset) == ends, "fewer entries than counted")

@@ -330,15 +330,19 @@ struct StoreState: Sendable {
     /// Moves version `sequence` of `key` from one record to its copy (compaction).
     /// - Returns: false when the entry changed meanwhile: the copy is dead.
     mutating func relocate(space: Int, key: String, sequence: UInt64, from: RecordLocation, to: RecordLocation) -> Bool {
-        let moved = index.modify(space: space, key: key) { record -> Bool in
-            guard record.sequence == sequence, !record.isPendingWrite, record.location == from else { return false }
+        let moved = index.modify(space: space, key: key) { record -> (old: EntryRecord, new: EntryRecord)? in
+            guard record.sequence == sequence, !record.isPendingWrite, record.location == from else { return nil }
+            let old = record
             record.location = to
-            return true
-        } ?? false
-        guard moved else {
+            // The copy was blocked with other neighbours: its share of its block differs.
+            record.length = to.length
+            return (old, record)
+        } ?? nil
+        guard let (old, new) = moved else {
             segments?.noteAppended(to, sequence: sequence, live: false)
             return false
         }
+        budget.account(replacing: old, with: new, keyBytes: key.utf8.count)
         segments?.noteDead(from)
         segments?.noteAppended(to, sequence: sequence, live: true)
         mutations += 1

@@ -25,8 +25,11 @@ extension CacheDirectory {
         /// Its file, relative to the cache directory: `objects/xx/…` for a file
         /// of its own, `segments/….seg` for a record in a segment.
         public var file: String
-        /// Where its record starts in that segment file; nil for a file of its own.
+        /// Where its record's block (or, in a segment file of format version
+        /// 2, its record) starts in that segment file; nil for a file of its own.
         public var offset: Int?
+        /// Its record's index in that block (0 for a record of version 2); nil for a file of its own.
+        public var index: Int?
 
         /// Whether its time is up at `now`.
         public func isExpired(at now: Date) -> Bool {
@@ -43,7 +46,14 @@ extension CacheDirectory {
             expiry = header.expiry.date
             sequence = header.sequence
             self.file = file
-            offset = location.flatMap { $0.isOwnFile ? nil : Int($0.offset) }
+            offset = location.flatMap { $0.isOwnFile ? nil : $0.offset }
+            index = location.flatMap { $0.isOwnFile ? nil : $0.index }
+        }
+
+        /// Where its record is in its segment file; nil for a file of its own.
+        var location: RecordLocation? {
+            guard let offset, let segment = SegmentStore.id(ofFileName: (file as NSString).lastPathComponent) else { return nil }
+            return RecordLocation(segment: segment, offset: offset, index: index ?? 0, length: fileSize)
         }
 
         init(saved entry: Manifest.Entry, in space: Manifest.Space) {
@@ -56,11 +66,13 @@ extension CacheDirectory {
             fileSize = entry.fileSize
             expiry = entry.expiry.date
             sequence = entry.sequence
-            if entry.segment == 0 {
+            let location = entry.location
+            if location.isOwnFile {
                 file = "\(DiskStore.objectsFolder)/\(name.shard)/\(name.fileName)"
             } else {
-                file = "\(DiskStore.segmentsFolder)/\(SegmentStore.fileName(entry.segment))"
-                offset = Int(entry.offset)
+                file = "\(DiskStore.segmentsFolder)/\(SegmentStore.fileName(location.segment))"
+                offset = location.offset
+                index = location.index
             }
         }
     }

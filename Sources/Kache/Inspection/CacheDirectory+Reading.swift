@@ -170,7 +170,7 @@ struct ObjectScan: Sendable {
             for record in segment.contents.records {
                 files.append(FoundFile(
                     header: record.header, fileLength: record.length, allocatedBytes: record.length, file: segment.file,
-                    location: RecordLocation(segment: segment.id, offset: UInt32(record.offset), length: record.length)
+                    location: record.location(in: segment.id)
                 ))
             }
             segments.append(FoundSegment(
@@ -220,7 +220,8 @@ extension CacheDirectory {
 
     /// Reads and verifies the record of `entry` (its own file or its place in a segment).
     func readRecord(of entry: Entry) -> DiskStore.RecordFileRead {
-        DiskStore.readRecord(atPath: path(entry.file), range: entry.offset.map { $0 ..< $0 + entry.fileSize })
+        guard let location = entry.location else { return DiskStore.readRecord(atPath: path(entry.file)) }
+        return DiskStore.readSegmentRecord(atPath: path(entry.file), at: location)
     }
 }
 

@@ -236,10 +236,9 @@ extension CacheDirectory {
             }
         }
         for (entry, space, expiry) in index.entries {
-            let segment = entry.offset == nil ? 0 : SegmentStore.id(ofFileName: (entry.file as NSString).lastPathComponent) ?? 0
             spaces[space].entries.append(Manifest.Entry(
                 key: entry.key, expiry: expiry, sequence: entry.sequence, rawSize: entry.size, fileSize: entry.fileSize,
-                segment: segment, offset: UInt32(entry.offset ?? 0), diskSequence: entry.sequence
+                place: entry.location?.place ?? 0, diskSequence: entry.sequence
             ))
             if unreadable.isEmpty { nextSequence = max(nextSequence, entry.sequence + 1) }
         }

@@ -64,8 +64,35 @@ extension DiskStore {
         }
     }
 
-    /// `readWholeFile`, or only the bytes of `range` when given (fewer where the file ends sooner).
-    private static func readFile(path: String, range: Range<Int>?, maximumLength: Int) -> WholeFile {
+    /// Reads and checks the record at `location` of the segment file at
+    /// `path`, opened read-only as `readWholeFile` opens it: a record of
+    /// version 2, or one record of a block (`SegmentStore.readRecord`).
+    /// `length` in the result is the record's share of its block.
+    package static func readSegmentRecord(atPath path: String, at location: RecordLocation) -> RecordFileRead {
+        let opened = openRegularFile(path)
+        guard case let .opened(fd, _, inode) = opened else { return RecordFileRead(opened) }
+        defer { Glibc.close(fd) }
+        do {
+            let (header, payload) = try SegmentStore.readRecord(at: location) { readFully(fd, path: path, at: $0, into: $1) }
+            return .record(header, payload: payload, length: location.length, inode: inode)
+        } catch {
+            switch error {
+            case let .unreadable(code): return .unreadable(errno: code)
+            case let .damaged(damage): return .damaged(damage, inode: inode)
+            }
+        }
+    }
+
+    /// A file opened for reading, or why not.
+    fileprivate enum OpenedFile {
+        case opened(Int32, length: Int, inode: UInt64)
+        case missing, notARegularFile
+        case unreadable(errno: Int32)
+    }
+
+    /// Opens the file at `path` read-only, refusing a symbolic link (`O_NOFOLLOW`)
+    /// and anything but a regular file (`O_NONBLOCK`, so a FIFO can't block the open).
+    private static func openRegularFile(_ path: String) -> OpenedFile {
         let fd = openFile(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             switch errno {
@@ -75,12 +102,25 @@ extension DiskStore {
             case let code: return .unreadable(errno: code)
             }
         }
-        defer { Glibc.close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return .unreadable(errno: errno) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { return .notARegularFile }
-        let inode = UInt64(info.st_ino)
-        let wanted = range ?? 0 ..< Int(info.st_size)
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            return .unreadable(errno: code)
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            Glibc.close(fd)
+            return .notARegularFile
+        }
+        return .opened(fd, length: Int(info.st_size), inode: UInt64(info.st_ino))
+    }
+
+    /// `readWholeFile`, or only the bytes of `range` when given (fewer where the file ends sooner).
+    private static func readFile(path: String, range: Range<Int>?, maximumLength: Int) -> WholeFile {
+        let opened = openRegularFile(path)
+        guard case let .opened(fd, fileLength, inode) = opened else { return WholeFile(opened) }
+        defer { Glibc.close(fd) }
+        let wanted = range ?? 0 ..< fileLength
         guard wanted.count <= maximumLength else { return .tooLong(length: wanted.count, inode: inode) }
         var bytes = Data(count: wanted.count)
         let got = bytes.withUnsafeMutableBytes { readFully(fd, path: path, at: wanted.lowerBound, into: $0) }
@@ -166,4 +206,28 @@ package enum RecordRead: Sendable {
     /// The file could not be opened or read (`EMFILE`, `EACCES`, `EIO`,
     /// `ENOMEM`…): that says nothing about its bytes, so it is not damage.
     case unreadable(errno: Int32)
+}
+
+extension DiskStore.WholeFile {
+    /// A file that did not open.
+    fileprivate init(_ opened: DiskStore.OpenedFile) {
+        switch opened {
+        case .missing: self = .missing
+        case .notARegularFile: self = .notARegularFile
+        case let .unreadable(code): self = .unreadable(errno: code)
+        case .opened: preconditionFailure("the file opened")
+        }
+    }
+}
+
+extension DiskStore.RecordFileRead {
+    /// A file that did not open.
+    fileprivate init(_ opened: DiskStore.OpenedFile) {
+        switch opened {
+        case .missing: self = .missing
+        case .notARegularFile: self = .notARegularFile
+        case let .unreadable(code): self = .unreadable(errno: code)
+        case .opened: preconditionFailure("the file opened")
+        }
+    }
 }

@@ -46,6 +46,20 @@ public struct BinaryReader {
         return UnsafeRawBufferPointer(rebasing: bytes[position ..< position + count])
     }
 
+    /// Reads an unsigned LEB128 varint (seven bits a byte, low bits first);
+    /// more than ten bytes, or bits past 64, throw.
+    @inlinable public mutating func readVarint() throws -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try read(UInt8.self)
+            guard shift < 64, shift < 63 || byte <= 1 else { throw Truncated() }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+    }
+
     /// Reads a length-prefixed UTF-8 string; invalid UTF-8 throws.
     @inlinable public mutating func readShortString() throws -> String {
         let count = Int(try read(UInt16.self))

@@ -17,7 +17,7 @@ package final class QueuedBytes: Sendable {
     /// write's value is in memory, and counted, until its file is written).
     package static func held(by job: RecordFiles.Job) -> Int {
         switch job {
-        case let .write(write): return write.file.count + MemoryLayout<RecordFiles.Job>.stride
+        case let .write(write): return write.encodedLength + MemoryLayout<RecordFiles.Job>.stride
         case let .delete(removal): return removal.key.utf8.count + MemoryLayout<RecordFiles.Job>.stride
         }
     }

@@ -112,32 +112,31 @@ package final class Reclaimer: Sendable {
             guard bytes.count == scan.validLength else { continue }
             // The records the index still points at, by bucket.
             let spaces = index.spaces(named: Set(scan.records.map(\.header.space)))
-            let found = scan.records.map { record -> (version: RecordVersion, record: SegmentStore.ScannedRecord)? in
+            let found = scan.records.compactMap { record -> (version: RecordVersion, record: SegmentStore.ScannedRecord)? in
                 guard !record.header.isTombstone, let space = spaces[record.header.space] else { return nil }
                 return (RecordVersion(space: space, key: record.header.key, sequence: record.header.sequence), record)
-            }.compactMap { $0 }
+            }
             let current = index.locations(of: found.map(\.version))
             let now = now()
-            var byBucket: [SegmentStore.Bucket: [(version: RecordVersion, record: SegmentStore.ScannedRecord)]] = [:]
-            for ((version, record), location) in zip(found, current)
-            where location == RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length) {
-                byBucket[SegmentStore.Bucket(expiry: record.header.expiry, now: now), default: []].append((version, record))
+            // Each block that holds a live record is decoded once.
+            var blocks: [Int: [(header: EntryFile.Header, payload: Data)]] = [:]
+            var byBucket: [SegmentStore.Bucket: [(version: RecordVersion, from: RecordLocation, record: SegmentBlock.Record)]] = [:]
+            for ((version, record), location) in zip(found, current) where location == record.location(in: id) {
+                if blocks[record.offset] == nil { blocks[record.offset] = SegmentStore.records(at: record.offset, in: bytes) ?? [] }
+                guard let decoded = blocks[record.offset], record.index < decoded.count else { continue }
+                let header = decoded[record.index].header
+                let copy = SegmentBlock.Record(
+                    key: header.key, space: header.space, kind: header.kind, expiry: header.expiry,
+                    sequence: header.sequence, value: decoded[record.index].payload
+                )
+                byBucket[SegmentStore.Bucket(expiry: header.expiry, now: now), default: []].append((version, location!, copy))
             }
             for (bucket, records) in byBucket {
-                var out = Data(capacity: records.reduce(0) { $0 + $1.record.length })
-                for (_, record) in records { out.append(bytes[record.offset ..< record.offset + record.length]) }
-                guard let placement = try? segments.append(out, bucket: bucket),
-                      (try? segments.flush(placement.segment)) != nil
+                guard let copies = try? files.appendBlocks(records.map(\.record), bucket: bucket),
+                      (try? segments.flush(copies[0].segment)) != nil
                 else { return }
-                copied += out.count
-                var offset = placement.offset
-                var moves: [(version: RecordVersion, from: RecordLocation, to: RecordLocation)] = []
-                for (version, record) in records {
-                    let from = RecordLocation(segment: id, offset: UInt32(record.offset), length: record.length)
-                    moves.append((version, from, RecordLocation(segment: placement.segment, offset: UInt32(offset), length: record.length)))
-                    offset += record.length
-                }
-                index.relocate(moves)
+                copied += copies.reduce(0) { $0 + $1.length }
+                index.relocate(zip(records, copies).map { ($0.version, $0.from, $1) })
             }
             files.counters.compactions.add(1, ordering: .relaxed)
         }

@@ -23,7 +23,7 @@ package struct RecordFiles: Sendable {
         /// Bytes this job keeps in memory while queued (its file and the pinned value).
         package var byteCount: Int {
             switch self {
-            case let .write(write): return write.file.count + write.rawSize
+            case let .write(write): return write.encodedLength + write.rawSize
             case let .delete(removal): return removal.key.utf8.count + 64
             }
         }
@@ -46,7 +46,7 @@ package struct RecordFiles: Sendable {
             if let bucket = write.bucket {
                 try append([write], bucket: bucket)
             } else {
-                try writeOwnFile(write)
+                try writeOwnFile(write, file: write.file!)
             }
         } catch {
             counters.writeErrors.add(1, ordering: .relaxed)
@@ -54,35 +54,26 @@ package struct RecordFiles: Sendable {
         }
     }
 
-    private func writeOwnFile(_ write: RecordWrite) throws(StorageError) {
+    private func writeOwnFile(_ write: RecordWrite, file: Data) throws(StorageError) {
         let written = try disk.withExclusiveAccess(to: write.name) { () throws(StorageError) -> Bool in
             guard index.areCurrent([write.version]) == [true] else { return false }
-            try disk.write(write.file, as: write.name)
+            try disk.write(file, as: write.name)
             return true
         }
         if written {
-            _ = index.commit([(write.version, .ownFile(length: write.file.count))])
+            _ = index.commit([(write.version, .ownFile(length: file.count))])
         }
     }
 
-    /// Appends the versions still current to the bucket's segment with one
-    /// write call, then commits where each landed.
+    /// Gathers the versions still current into blocks and appends them to
+    /// the bucket's segment with one write call, then commits where each landed.
     private func append(_ writes: [RecordWrite], bucket: SegmentStore.Bucket) throws(StorageError) {
         let areCurrent = index.areCurrent(writes.map(\.version))
         let current = zip(writes, areCurrent).filter(\.1).map(\.0)
         guard !current.isEmpty else { return }
-        var bytes = Data(capacity: current.reduce(0) { $0 + $1.file.count })
-        for write in current { bytes.append(write.file) }
-        let placement = try segments.append(bytes, bucket: bucket)
-        var offset = placement.offset
-        var landed: [(version: RecordVersion, location: RecordLocation)] = []
-        landed.reserveCapacity(current.count)
-        for write in current {
-            landed.append((write.version, RecordLocation(segment: placement.segment, offset: UInt32(offset), length: write.file.count)))
-            offset += write.file.count
-        }
+        let locations = try appendBlocks(current.map { $0.record! }, bucket: bucket)
         // The previous versions were in files of their own: the segment holds the key now.
-        let leftOwnFiles = index.commit(landed)
+        let leftOwnFiles = index.commit(Array(zip(current.map(\.version), locations)))
         // Almost always none: don't hash every key of the batch to find out.
         guard !leftOwnFiles.isEmpty else { return }
         let left = Set(leftOwnFiles)
@@ -90,6 +81,33 @@ package struct RecordFiles: Sendable {
             disk.withExclusiveAccess(to: write.name) {
                 if !index.keepsOwnFile(space: write.version.space, key: write.version.key) { disk.delete(write.name) }
             }
+        }
+    }
+
+    /// Gathers `records`, in order, into blocks of about
+    /// `SegmentBlock.targetRawLength` raw bytes, and appends them all to the
+    /// bucket's segment with one write call.
+    /// - Returns: each record's location.
+    func appendBlocks(_ records: [SegmentBlock.Record], bucket: SegmentStore.Bucket) throws(StorageError) -> [RecordLocation] {
+        var bytes = Data()
+        // Each record's block offset within `bytes`, its index in its block and its share.
+        var places: [(offset: Int, index: Int, length: Int)] = []
+        places.reserveCapacity(records.count)
+        var block = SegmentBlock.Builder()
+        func seal() {
+            let (sealed, charges) = block.seal()
+            for (index, charge) in charges.enumerated() { places.append((bytes.count, index, charge)) }
+            bytes.append(sealed)
+            block = SegmentBlock.Builder()
+        }
+        for record in records {
+            if !block.fits(record) { seal() }
+            block.append(record)
+        }
+        seal()
+        let placement = try segments.append(bytes, bucket: bucket)
+        return places.map { place in
+            RecordLocation(segment: placement.segment, offset: placement.offset + place.offset, index: place.index, length: place.length)
         }
     }
 
@@ -107,20 +125,18 @@ package struct RecordFiles: Sendable {
     func remove(_ removals: [RecordRemoval]) {
         guard !removals.isEmpty else { return }
         if writesTombstones {
-            var bytes = Data()
-            var latest: UInt64 = 0
-            for removal in removals where removal.tombstoneSequence != 0 {
-                bytes.append(EntryFile.tombstone(
-                    name: removal.name, kind: removal.kind, expiry: removal.expiry, sequence: removal.tombstoneSequence
-                ))
-                latest = max(latest, removal.tombstoneSequence)
+            let tombstones = removals.filter { $0.tombstoneSequence != 0 }.map { removal in
+                SegmentBlock.Record(
+                    key: removal.name.canonicalKey, space: removal.name.space, kind: removal.kind, expiry: removal.expiry,
+                    sequence: removal.tombstoneSequence, isTombstone: true, value: Data()
+                )
             }
-            if !bytes.isEmpty {
+            if !tombstones.isEmpty {
                 do throws(StorageError) {
-                    let placement = try segments.append(bytes, bucket: .tombstones)
-                    segments.noteAppended(
-                        RecordLocation(segment: placement.segment, offset: UInt32(placement.offset), length: bytes.count), sequence: latest, live: false
-                    )
+                    let locations = try appendBlocks(tombstones, bucket: .tombstones)
+                    for (location, tombstone) in zip(locations, tombstones) {
+                        segments.noteAppended(location, sequence: tombstone.sequence, live: false)
+                    }
                 } catch {
                     // The removal stands in memory; after a crash before the next
                     // checkpoint the key may come back, as in `async` durability.
@@ -144,7 +160,7 @@ package struct RecordFiles: Sendable {
     /// entry leaves the cache (so nothing stale is served later), the error
     /// is counted and logged, and returned for the next `save()` to throw.
     /// - Returns: the first failure that lost a write, nil when none did.
-    func perform(_ jobs: [Job]) -> StorageError? {
+    func perform(_ jobs: [Job], gathering: GatheredBlocks? = nil) -> StorageError? {
         var byBucket: [SegmentStore.Bucket: [RecordWrite]] = [:]
         var removals: [RecordRemoval] = []
         var lost: StorageError?
@@ -154,16 +170,30 @@ package struct RecordFiles: Sendable {
                 if let bucket = write.bucket {
                     byBucket[bucket, default: []].append(write)
                 } else {
-                    do { try writeOwnFile(write) } catch { lost = lost ?? failed([write], error) }
+                    do { try writeOwnFile(write, file: write.file!) } catch { lost = lost ?? failed([write], error) }
                 }
             case let .delete(removal):
                 removals.append(removal)
             }
         }
         for (bucket, writes) in byBucket {
-            do { try append(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
+            let ready = gathering?.gather(writes, bucket: bucket) ?? writes
+            guard !ready.isEmpty else { continue }
+            do { try append(ready, bucket: bucket) } catch { lost = lost ?? failed(ready, error) }
         }
         remove(removals)
+        return lost
+    }
+
+    /// Appends the writes `gathering` held back for longer than it lets them
+    /// wait (all of them when `all`), in blocks as full as they got.
+    /// - Returns: the first failure that lost a write, nil when none did.
+    func appendGathered(_ gathering: GatheredBlocks, all: Bool) -> StorageError? {
+        var lost: StorageError?
+        for (bucket, writes) in gathering.takeOverdue(all: all) {
+            do { try append(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
+            gathering.release(writes)
+        }
         return lost
     }
 
@@ -192,17 +222,17 @@ package struct RecordFiles: Sendable {
     func readRecord(_ name: EntryName, at location: RecordLocation, in file: SegmentStore.SegmentFile?, maximumLength: Int) -> RecordRead {
         if location.isOwnFile { return disk.read(name, maximumLength: maximumLength) }
         guard let file, file.id == location.segment else { return .missing }
-        guard let bytes = file.read(offset: Int(location.offset), length: location.length) else {
-            return .unreadable(errno: errno)
-        }
         do {
-            let (header, payload) = try EntryFile.decode(bytes)
+            let (header, payload) = try SegmentStore.readRecord(at: location) { file.read(offset: $0, into: $1) }
             guard header.key == name.canonicalKey, header.space == name.space, !header.isTombstone else {
                 return .damaged(.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key), inode: 0)
             }
             return .entry(header, payload: payload)
         } catch {
-            return .damaged(error, inode: 0)
+            switch error {
+            case let .unreadable(code): return .unreadable(errno: code)
+            case let .damaged(damage): return .damaged(damage, inode: 0)
+            }
         }
     }
 
@@ -228,21 +258,37 @@ package struct RecordFiles: Sendable {
     }
 }
 
-/// One version of one entry, encoded and sealed, to write.
+/// One version of one entry, to write: an encoded file of its own, or a
+/// record for a segment's blocks.
 package struct RecordWrite: Sendable {
     package var version: RecordVersion
     package var name: EntryName
-    package var file: Data
+    /// The encoded, sealed file, for a file of its own.
+    package var file: Data?
+    /// The record, for a segment's blocks (compressed with its neighbours when appended).
+    package var record: SegmentBlock.Record?
     /// The value's length, which stays in memory until the write lands.
     package var rawSize: Int
     /// The segment bucket its record is appended to; nil for a file of its own.
     package var bucket: SegmentStore.Bucket?
 
-    package init(version: RecordVersion, name: EntryName, file: Data, rawSize: Int, bucket: SegmentStore.Bucket?) {
+    /// A file of its own.
+    package init(version: RecordVersion, name: EntryName, file: Data, rawSize: Int) {
         self.version = version
         self.name = name
         self.file = file
         self.rawSize = rawSize
+    }
+
+    /// A record appended to the segment of `bucket`.
+    package init(version: RecordVersion, name: EntryName, record: SegmentBlock.Record, bucket: SegmentStore.Bucket) {
+        self.version = version
+        self.name = name
+        self.record = record
+        rawSize = record.value.count
         self.bucket = bucket
     }
+
+    /// The bytes it holds besides the value: the encoded file, or the record's key and fields.
+    package var encodedLength: Int { file?.count ?? record.map { $0.largestRawLength - $0.value.count } ?? 0 }
 }

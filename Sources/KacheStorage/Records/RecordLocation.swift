@@ -1,29 +1,41 @@
-/// Where a record is on disk: in a segment file, or in a file of its own.
+/// Where a record is on disk: in a block of a segment file, a record of
+/// version 2 in a segment file, or a file of its own.
 ///
 /// The index keeps it as `place` and `length` without looking inside (it
 /// asks only `isOwnFile`, for the disk budget's charge); the record store
 /// and the manifest's format take it apart.
-package struct RecordLocation: Sendable, Equatable {
-    /// The segment file's number in the high 32 bits and the record's offset
-    /// in it in the low 32; 0 for a file of its own.
+package struct RecordLocation: Sendable, Equatable, Hashable {
+    /// The segment file's number in the high 32 bits, the offset of the
+    /// record's block (or version-2 record) in the next 24, and the record's
+    /// index in its block in the low 8; 0 for a file of its own.
     package let place: UInt64
-    /// The record's length: the whole file, for a file of its own.
+    /// What the record costs on disk: the whole file for a file of its own,
+    /// the record for version 2, and its share of its block for a block's
+    /// record (the shares of a block add up to its length).
     package let length: Int
+
+    /// Segment files end before this offset (`SegmentStore.maximumLength` is at most 16 MiB).
+    package static let offsetLimit = 1 << 24
 
     package init(place: UInt64, length: Int) {
         self.place = place
         self.length = length
     }
 
-    /// The record at `offset` in segment file `segment` (0: a file of its own).
-    package init(segment: UInt32, offset: UInt32, length: Int) {
-        self.init(place: UInt64(segment) << 32 | UInt64(offset), length: length)
+    /// Record `index` of the block (or the version-2 record, index 0) at
+    /// `offset` in segment file `segment` (0: a file of its own).
+    package init(segment: UInt32, offset: Int, index: Int = 0, length: Int) {
+        precondition(offset >= 0 && offset < Self.offsetLimit && index >= 0 && index <= SegmentBlock.maximumRecords)
+        self.init(place: UInt64(segment) << 32 | UInt64(offset) << 8 | UInt64(index), length: length)
     }
 
     /// The whole file of its own, of `length` bytes.
     package static func ownFile(length: Int) -> RecordLocation { RecordLocation(place: 0, length: length) }
 
     package var segment: UInt32 { UInt32(truncatingIfNeeded: place >> 32) }
-    package var offset: UInt32 { UInt32(truncatingIfNeeded: place) }
+    /// Where the record's block (or the version-2 record) starts in the segment.
+    package var offset: Int { Int(truncatingIfNeeded: place >> 8 & 0xFF_FFFF) }
+    /// The record's index in its block.
+    package var index: Int { Int(truncatingIfNeeded: place & 0xFF) }
     package var isOwnFile: Bool { segment == 0 }
 }

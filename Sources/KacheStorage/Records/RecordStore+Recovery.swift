@@ -54,7 +54,7 @@ extension RecordStore {
             for record in records.records {
                 latest = max(latest, record.header.sequence)
                 found.records.append(FoundRecord(
-                    header: record.header, location: RecordLocation(segment: segment.id, offset: UInt32(record.offset), length: record.length)
+                    header: record.header, location: record.location(in: segment.id)
                 ))
             }
             found.latestSequences[segment.id] = latest

@@ -81,6 +81,8 @@ package final class WriteBehind: Sendable {
     private let queue: Locked<Queue>
     /// Holds the encoded files of queued writes.
     package let staging = StagingArea()
+    /// Small records taken from the queue, waiting to fill their blocks.
+    let gathered: GatheredBlocks
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let files: RecordFiles
@@ -91,6 +93,7 @@ package final class WriteBehind: Sendable {
     /// `held` counts what the queue holds for the memory budget.
     init(files: RecordFiles, limit: Int, held: QueuedBytes, afterBatch: @escaping @Sendable () -> Void = {}) {
         queue = Locked(Queue(held: held))
+        gathered = GatheredBlocks(held: held)
         self.files = files
         self.limit = limit
         self.afterBatch = afterBatch
@@ -117,6 +120,7 @@ package final class WriteBehind: Sendable {
     /// write queued before the call is in its file.
     package func drain() {
         while let batch = take(whileOverLimit: false) { run(batch) }
+        appendGathered(all: true)
         while queue.withLock({ $0.inFlight > 0 }) { usleep(100) }
     }
 
@@ -145,6 +149,7 @@ package final class WriteBehind: Sendable {
             return !queue.stopping
         }
         while queue.withLock({ $0.inFlight > 0 }) { usleep(100) }
+        gathered.abandon()
         guard wasRunning else { return }
         wakeup.signal()
         finished.wait()
@@ -159,14 +164,14 @@ package final class WriteBehind: Sendable {
         }
     }
 
-    /// Whether no job is queued or running.
-    package var isIdle: Bool { queue.withLock { $0.jobs.isEmpty && $0.inFlight == 0 } }
+    /// Whether no job is queued or running, and no record waits for its block.
+    package var isIdle: Bool { queue.withLock { $0.jobs.isEmpty && $0.inFlight == 0 } && gathered.count == 0 }
 
     /// Whether the queue holds more than its limit: an enqueue now helps write.
     package var isOverLimit: Bool { queue.withLock { $0.bytes > limit } }
 
-    /// Jobs waiting to run.
-    package var pendingCount: Int { queue.withLock { $0.jobs.count } }
+    /// Jobs waiting to run, and records waiting for their block.
+    package var pendingCount: Int { queue.withLock { $0.jobs.count } + gathered.count }
 
     /// The most bytes of jobs one batch takes: small records go to disk in
     /// one write call per segment bucket, so a batch is what one write carries.
@@ -183,11 +188,22 @@ package final class WriteBehind: Sendable {
     }
 
     private func run(_ batch: [RecordFiles.Job]) {
-        let lost = files.perform(batch)
+        let lost = files.perform(batch, gathering: gathered)
         queue.withLock { queue in
             if queue.lostWrite == nil { queue.lostWrite = lost }
             queue.inFlight -= batch.count
             queue.held.add(-batch.reduce(0) { $0 + QueuedBytes.held(by: $1) })
+        }
+    }
+
+    /// Appends the records that waited long enough for their blocks (all of
+    /// them when `all`), counted in flight meanwhile so that `drain()` waits for them.
+    private func appendGathered(all: Bool) {
+        queue.withLock { $0.inFlight += 1 }
+        let lost = files.appendGathered(gathered, all: all)
+        queue.withLock { queue in
+            if queue.lostWrite == nil { queue.lostWrite = lost }
+            queue.inFlight -= 1
         }
     }
 
@@ -198,6 +214,9 @@ package final class WriteBehind: Sendable {
     private func run() {
         var bytesSinceTrim = 0
         while true {
+            if let deadline = gathered.nextDeadline, deadline <= .now {
+                appendGathered(all: false)
+            }
             if let batch = take(whileOverLimit: false) {
                 bytesSinceTrim += batch.reduce(0) { $0 + $1.byteCount }
                 run(batch)
@@ -223,7 +242,15 @@ package final class WriteBehind: Sendable {
                 kache_return_freed_memory()
             }
             // An enqueue since then has signalled already: the wait returns at once.
-            wakeup.wait()
+            if let deadline = gathered.nextDeadline {
+                let (seconds, attoseconds) = (deadline - .now).components
+                let nanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                _ = wakeup.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+                // Not asleep any more, whether woken or timed out: the next enqueue needn't signal.
+                queue.withLock { $0.writerAsleep = false }
+            } else {
+                wakeup.wait()
+            }
         }
     }
 }

@@ -100,6 +100,12 @@ package final class SegmentStore: Sendable {
 
         package var length: Int { appendState.withLock { $0.length } }
 
+        /// Reads into `buffer` from `offset`; the count read (fewer where the
+        /// file ends), or -1 with `errno` set.
+        package func read(offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+            DiskStore.readFully(descriptor, path: path, at: offset, into: buffer)
+        }
+
         /// Reads `length` bytes at `offset`; the bytes read, or nil with `errno` set.
         package func read(offset: Int, length: Int) -> Data? {
             var bytes = Data(count: length)
@@ -122,6 +128,8 @@ package final class SegmentStore: Sendable {
     }
 
     package init(folder: String, maximumLength: Int, syncsEveryWrite: Bool) {
+        // An offset takes 24 bits of a location; a record appended to an empty file may pass the length.
+        precondition(maximumLength + SegmentBlock.maximumRawLength < RecordLocation.offsetLimit, "segment files are at most 15 MiB")
         self.folder = folder
         self.maximumLength = maximumLength
         self.syncsEveryWrite = syncsEveryWrite
@@ -426,6 +434,22 @@ package final class SegmentStore: Sendable {
         }
     }
 
+    /// Traps unless the accounting gives each file its length on disk: every
+    /// byte appended is counted (the shares of a block add up to it), and
+    /// every file is known. For tests, when no append is under way.
+    package func checkLengths() {
+        table.withLock { table in
+            for (id, file) in table.files {
+                var info = stat()
+                precondition(fstat(file.descriptor, &info) == 0 && Int(info.st_size) == file.length,
+                             "segment \(id): \(info.st_size) bytes on disk, \(file.length) appended")
+                precondition(table.ledger.length(of: id) == file.length,
+                             "segment \(id): the ledger counts \(table.ledger.length(of: id)) bytes of \(file.length)")
+            }
+            precondition(Set(table.ledger.segments.keys) == Set(table.files.keys), "the ledger and the table know different files")
+        }
+    }
+
     /// A manifest covering every record below `sequence` was written.
     package func noteCheckpoint(_ sequence: UInt64) {
         table.withLock { $0.ledger.noteCheckpoint(sequence) }
@@ -473,28 +497,99 @@ package final class SegmentStore: Sendable {
         file.flushState.withLock { $0 = min($0, length) }
     }
 
+    // MARK: - Reading
+
+    /// Why `readRecord(at:read:)` found no record.
+    package enum ReadFailure: Error {
+        case unreadable(errno: Int32)
+        case damaged(EntryFile.Damage)
+    }
+
+    /// The bytes a read takes at once: a block of 4 KiB raw as LZ4 mostly
+    /// leaves it, with its header; a longer block takes a second read.
+    static let readAhead = 2 << 10
+
+    /// Reads and checks the record at `location` in a segment file: the
+    /// record of version 2 there, or record `location.index` of the block
+    /// there (its checksum verified, decompressed whole, only that record
+    /// decoded). Not whose record it is.
+    /// - Parameter read: reads into the buffer from an offset and returns
+    ///   the bytes read (fewer where the file ends), or -1 with `errno` set
+    ///   when the file can't be read.
+    package static func readRecord(
+        at location: RecordLocation, read: (_ offset: Int, _ into: UnsafeMutableRawBufferPointer) -> Int
+    ) throws(ReadFailure) -> (header: EntryFile.Header, payload: Data) {
+        let offset = location.offset
+        // A version-2 record's location gives its length; a block's, its share of the block.
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(location.length, readAhead), alignment: 8)
+        defer { buffer.deallocate() }
+        var got = read(offset, buffer)
+        guard got >= 0 else { throw .unreadable(errno: errno) }
+        guard let blockLength = SegmentBlock.blockLength(at: UnsafeRawBufferPointer(rebasing: buffer[..<got])) else {
+            let record = UnsafeRawBufferPointer(rebasing: buffer[..<min(got, location.length)])
+            do throws(EntryFile.Damage) { return try EntryFile.decode(record) } catch { throw .damaged(error) }
+        }
+        if got < blockLength, got == buffer.count {
+            let longer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockLength, alignment: 8)
+            longer.copyMemory(from: UnsafeRawBufferPointer(buffer))
+            buffer.deallocate()
+            buffer = longer
+            let rest = read(offset + got, UnsafeMutableRawBufferPointer(rebasing: buffer[got...]))
+            guard rest >= 0 else { throw .unreadable(errno: errno) }
+            got += rest
+        }
+        do throws(EntryFile.Damage) {
+            return try SegmentBlock.record(location.index, in: UnsafeRawBufferPointer(rebasing: buffer[..<min(got, blockLength)]))
+        } catch {
+            throw .damaged(error)
+        }
+    }
+
+    /// Every record, with its value, of the block (or the version-2 record)
+    /// at `offset` of a segment file's `bytes`; nil when it does not decode.
+    package static func records(at offset: Int, in bytes: Data) -> [(header: EntryFile.Header, payload: Data)]? {
+        let rest = bytes[(bytes.startIndex + offset)...]
+        if let length = rest.withUnsafeBytes({ SegmentBlock.blockLength(at: $0) }) {
+            guard length <= rest.count, let contents = try? SegmentBlock.decode(rest.prefix(length)) else { return nil }
+            return contents.records.indices.map { (contents.records[$0].header, contents.value(of: $0)) }
+        }
+        guard let length = rest.withUnsafeBytes({ EntryFile.recordLength(at: $0) }), length <= rest.count,
+              let record = try? EntryFile.decode(rest.prefix(length))
+        else { return nil }
+        return [record]
+    }
+
     // MARK: - Scanning
 
     /// A record found by `scan`.
     package struct ScannedRecord: Sendable {
         package var header: EntryFile.Header
+        /// Where its block (or, in a file of version 2, the record itself) starts.
         package var offset: Int
+        /// Its index in its block; 0 for a record of version 2.
+        package var index: Int
+        /// What it costs: its share of its block, or the record's length.
         package var length: Int
+
+        /// Its location, in the segment file `segment`.
+        package func location(in segment: UInt32) -> RecordLocation {
+            RecordLocation(segment: segment, offset: offset, index: index, length: length)
+        }
     }
 
     /// What `scan` found in one file.
     package struct Scan: Sendable {
         package var records: [ScannedRecord] = []
-        /// Where the last valid record ends: past it lies a torn tail, if anything.
+        /// Where the last valid block or record ends: past it lies a torn tail, if anything.
         package var validLength = 0
-        /// Runs of bytes that are not records, before `validLength`.
+        /// Runs of bytes that are neither blocks nor records, before `validLength`.
         package var damagedRanges: [Range<Int>] = []
     }
 
-    /// Reads the whole file in order and checks every record (checksum
-    /// included: a flipped bit in an expiry or a key must not go unseen).
-    /// After bytes that are not a record it looks for the next one, so one
-    /// damaged record costs only itself.
+    /// Reads the whole file in order and checks every block and record
+    /// (checksum included: a flipped bit in an expiry or a key must not go
+    /// unseen). After bytes that are neither it looks for the next magic, so
+    /// a damaged block costs only its own records.
     /// - Complexity: O(file length), read in large sequential chunks.
     package static func scan(_ file: SegmentFile) throws(StorageError) -> Scan {
         let length = file.length
@@ -510,15 +605,12 @@ package final class SegmentStore: Sendable {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             var damageStart: Int?
-            while offset + EntryFile.headerSize <= raw.count {
+            while offset + 4 <= raw.count {
                 let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                if let length = EntryFile.recordLength(at: rest), length <= rest.count,
-                   let header = try? EntryFile.decodeHeader(UnsafeRawBufferPointer(rebasing: rest[..<length]), fileLength: length),
-                   (try? EntryFile.verifyChecksum(UnsafeRawBufferPointer(rebasing: rest[..<length]))) != nil
-                {
+                if let (records, length) = validBlockOrRecord(at: rest, offset: offset) {
                     if let start = damageStart { scan.damagedRanges.append(start ..< offset) }
                     damageStart = nil
-                    scan.records.append(ScannedRecord(header: header, offset: offset, length: length))
+                    scan.records += records
                     offset += length
                     scan.validLength = offset
                 } else {
@@ -530,15 +622,29 @@ package final class SegmentStore: Sendable {
         return scan
     }
 
-    /// The next offset after `offset` where the record magic begins.
+    /// The records of the valid block, or the valid record of version 2, at
+    /// the start of `bytes`, and its length; nil when there is none.
+    private static func validBlockOrRecord(at bytes: UnsafeRawBufferPointer, offset: Int) -> ([ScannedRecord], Int)? {
+        if let length = SegmentBlock.blockLength(at: bytes) {
+            guard length <= bytes.count, let contents = try? SegmentBlock.decode(UnsafeRawBufferPointer(rebasing: bytes[..<length])) else { return nil }
+            let shares = SegmentBlock.shares(of: length, byEnds: contents.records.map(\.value.upperBound))
+            let records = zip(contents.records.indices, shares).map { index, share in
+                ScannedRecord(header: contents.records[index].header, offset: offset, index: index, length: share)
+            }
+            return (records, length)
+        }
+        guard let length = EntryFile.recordLength(at: bytes), length <= bytes.count else { return nil }
+        let record = UnsafeRawBufferPointer(rebasing: bytes[..<length])
+        guard let header = try? EntryFile.decodeHeader(record, fileLength: length), (try? EntryFile.verifyChecksum(record)) != nil else { return nil }
+        return ([ScannedRecord(header: header, offset: offset, index: 0, length: length)], length)
+    }
+
+    /// The next offset after `offset` where a block's or a record's magic begins.
     private static func nextMagic(in raw: UnsafeRawBufferPointer, after offset: Int) -> Int? {
         var position = offset + 1
         while position + 4 <= raw.count {
-            if raw[position] == EntryFile.magic[0], raw[position + 1] == EntryFile.magic[1],
-               raw[position + 2] == EntryFile.magic[2], raw[position + 3] == EntryFile.magic[3]
-            {
-                return position
-            }
+            let word = UnsafeRawBufferPointer(rebasing: raw[position ..< position + 4])
+            if word.elementsEqual(SegmentBlock.magic) || word.elementsEqual(EntryFile.magic) { return position }
             position += 1
         }
         return nil

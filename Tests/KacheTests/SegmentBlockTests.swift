@@ -1,0 +1,244 @@
+import Foundation
+import KacheStorage
+import KacheTestSupport
+import Testing
+
+/// The block format of segment files (version 3): records gathered and
+/// compressed together, read back one at a time, and damage confined to one block.
+@Suite struct SegmentBlockTests {
+    static func record(_ key: String, space: String = "", kind: UInt8 = 0, sequence: UInt64, value: Data, tombstone: Bool = false) -> SegmentBlock.Record {
+        SegmentBlock.Record(
+            key: key, space: space, kind: kind, expiry: 1_700_000_000_000_000_000 + Int64(sequence) * 1_000_000_007,
+            sequence: sequence, isTombstone: tombstone, value: value
+        )
+    }
+
+    static func block(_ records: [SegmentBlock.Record]) -> (bytes: Data, charges: [Int]) {
+        var builder = SegmentBlock.Builder()
+        for record in records { builder.append(record) }
+        return builder.seal()
+    }
+
+    /// Records of every kind: key spaces of each kind, a key outside ASCII, an
+    /// empty value, a tombstone, values that compress and one that doesn't.
+    static let mixed: [SegmentBlock.Record] = [
+        record("a", sequence: 100, value: compressible(200, seed: 1)),
+        record("ключ-é", sequence: 90, value: compressible(300, seed: 2)),
+        record("p1", space: "pool", kind: 1, sequence: 101, value: Data()),
+        record("7", space: "jobs", kind: 2, sequence: 250, value: incompressible(500, seed: 3)),
+        record("gone", space: "pool", kind: 1, sequence: 300, value: Data(), tombstone: true),
+        record("b", sequence: 5_000_000_000, value: compressible(1000, seed: 4)),
+    ]
+
+    @Test func recordsOfEveryKindComeBackAsTheyWent() throws {
+        let (bytes, charges) = Self.block(Self.mixed)
+        let contents = try SegmentBlock.decode(bytes)
+        #expect(contents.records.count == Self.mixed.count)
+        for (index, record) in Self.mixed.enumerated() {
+            let header = contents.records[index].header
+            #expect(header.key == record.key && header.space == record.space && header.kind == record.kind)
+            #expect(header.expiry == record.expiry && header.sequence == record.sequence)
+            #expect(header.isTombstone == record.isTombstone)
+            #expect(header.rawLength == record.value.count)
+            #expect(contents.value(of: index) == record.value)
+        }
+        // The shares add up to the block, so a segment's accounting adds up to its file.
+        #expect(charges.count == Self.mixed.count && charges.reduce(0, +) == bytes.count)
+        #expect(charges.allSatisfy { $0 >= 1 })
+    }
+
+    /// A share of 0 would read as "not on disk": even 255 records that LZ4
+    /// squeezes into fewer bytes than their count each get a byte at least.
+    @Test func everyRecordsShareIsAByteAtLeast() throws {
+        let records = (0 ..< SegmentBlock.maximumRecords).map { _ in Self.record("k", sequence: 7, value: Data()) }
+        let (bytes, charges) = Self.block(records)
+        #expect(charges.count == records.count && charges.reduce(0, +) == bytes.count)
+        #expect(charges.allSatisfy { $0 >= 1 })
+        #expect(try SegmentBlock.decode(bytes).records.count == records.count)
+        #expect(SegmentBlock.shares(of: 10, byEnds: [1, 2, 100]) == [1, 1, 8])
+    }
+
+    @Test func neighbouringValuesCompressTogether() throws {
+        // JSON-like values that differ in a few fields, as W8's do.
+        let records = (0 ..< 20).map { i in
+            Self.record("key-\(i)", sequence: UInt64(i), value: Data(#"{"id":\#(i),"name":"user \#(i)","active":true,"tags":["a","b"]}"#.utf8))
+        }
+        let raw = records.reduce(0) { $0 + $1.key.utf8.count + $1.value.count }
+        let (bytes, _) = Self.block(records)
+        #expect(bytes.count < raw / 2, "a block of similar values takes less than half their raw bytes")
+        #expect(try SegmentBlock.decode(bytes).records.map(\.header.key) == records.map(\.key))
+    }
+
+    @Test func anIncompressibleBlockIsStoredRawAndReadsBack() throws {
+        let records = (0 ..< 3).map { Self.record("r\($0)", sequence: UInt64($0), value: incompressible(900, seed: UInt64($0 + 10))) }
+        let (bytes, _) = Self.block(records)
+        #expect(bytes[bytes.startIndex + 20] == 0, "the compressed flag is clear")
+        let contents = try SegmentBlock.decode(bytes)
+        #expect((0 ..< 3).map { contents.value(of: $0) } == records.map(\.value))
+    }
+
+    /// The read of one record decodes it as the whole block's decoding does.
+    @Test func oneRecordReadsAsTheWholeBlockDecodesIt() throws {
+        for records in [Self.mixed, (0 ..< 3).map { Self.record("raw\($0)", sequence: UInt64($0), value: incompressible(300, seed: UInt64($0))) }] {
+            let (bytes, _) = Self.block(records)
+            let contents = try SegmentBlock.decode(bytes)
+            for index in records.indices {
+                let (header, payload) = try bytes.withUnsafeBytes { raw in
+                    try Result { () throws(EntryFile.Damage) in try SegmentBlock.record(index, in: raw) }.get()
+                }
+                #expect(header == contents.records[index].header && payload == contents.value(of: index))
+            }
+        }
+    }
+
+    @Test func everyFlippedBitAndEveryTruncationIsCaught() {
+        let (bytes, _) = Self.block(Array(Self.mixed.prefix(3)))
+        func readOne(_ block: Data) throws {
+            _ = try block.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.record(2, in: raw) }.get() }
+        }
+        for position in 0 ..< bytes.count {
+            for bit in [0, 3, 7] {
+                var damaged = bytes
+                damaged[damaged.startIndex + position] ^= UInt8(1 << bit)
+                #expect(throws: EntryFile.Damage.self, "a flipped bit at byte \(position)") { try SegmentBlock.decode(damaged) }
+                #expect(throws: EntryFile.Damage.self, "a flipped bit at byte \(position), one record read") { try readOne(damaged) }
+            }
+        }
+        for length in 0 ..< bytes.count {
+            #expect(throws: EntryFile.Damage.self, "cut to \(length) bytes") { try SegmentBlock.decode(bytes.prefix(length)) }
+            #expect(throws: EntryFile.Damage.self, "cut to \(length) bytes, one record read") { try readOne(bytes.prefix(length)) }
+        }
+    }
+
+    /// Mutated blocks with their checksum made right again, so that the
+    /// mutations reach the lengths, the decompressor and the parser: neither
+    /// decoder traps, and where the whole block decodes, each record read
+    /// alone agrees with it.
+    @Test func resealedMutationsNeverTrapAndBothDecodersAgree() {
+        var random = SeededGenerator(seed: 32)
+        let blocks = [
+            Self.block(Self.mixed).bytes,
+            Self.block((0 ..< 5).map { Self.record("k\($0)", sequence: UInt64($0), value: incompressible(40, seed: UInt64($0))) }).bytes,
+        ]
+        for _ in 0 ..< 3_000 {
+            var block = blocks[Int.random(in: 0 ..< blocks.count, using: &random)]
+            for _ in 0 ..< Int.random(in: 1 ... 4, using: &random) {
+                let position = Int.random(in: 12 ..< block.count, using: &random)
+                block[block.startIndex + position] = UInt8.random(in: 0 ... 255, using: &random)
+            }
+            block.withUnsafeMutableBytes { raw in
+                let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
+                raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
+            }
+            let whole = try? SegmentBlock.decode(block)
+            for index in 0 ..< 8 {
+                let one = block.withUnsafeBytes { raw in try? Result { () throws(EntryFile.Damage) in try SegmentBlock.record(index, in: raw) }.get() }
+                guard let whole else { continue }
+                if index < whole.records.count {
+                    #expect(one?.header == whole.records[index].header && one?.payload == whole.value(of: index))
+                } else {
+                    #expect(one == nil)
+                }
+            }
+        }
+    }
+
+    /// A header whose checksum is right but whose raw length is huge must not
+    /// make the reader allocate it.
+    @Test func aHostileRawLengthIsRefusedBeforeAnyAllocation() {
+        let (bytes, _) = Self.block(Array(Self.mixed.prefix(2)))
+        for rawLength in [UInt32.max, UInt32(SegmentBlock.maximumRawLength + 1)] {
+            var hostile = bytes
+            hostile.withUnsafeMutableBytes { raw in
+                raw.storeBytes(of: rawLength.littleEndian, toByteOffset: 16, as: UInt32.self)
+                let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
+                raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
+            }
+            #expect(throws: EntryFile.Damage.lengthMismatch(expected: Int(rawLength), actual: bytes.count - SegmentBlock.headerSize)) {
+                try SegmentBlock.decode(hostile)
+            }
+        }
+    }
+
+    @Test func aBlockTakesAsManyRecordsAsItsTargetAndAtMost255() {
+        var builder = SegmentBlock.Builder()
+        var sequence: UInt64 = 0
+        while builder.fits(Self.record("k\(sequence)", sequence: sequence, value: Data(count: 100))) {
+            builder.append(Self.record("k\(sequence)", sequence: sequence, value: Data(count: 100)))
+            sequence += 1
+        }
+        #expect(builder.rawLength <= SegmentBlock.targetRawLength && builder.rawLength > SegmentBlock.targetRawLength - 200)
+        // Tiny records: the count is the limit.
+        builder = SegmentBlock.Builder()
+        while builder.fits(Self.record("k", sequence: 0, value: Data()), targetLength: .max) {
+            builder.append(Self.record("k", sequence: 0, value: Data()))
+        }
+        #expect(builder.records.count == SegmentBlock.maximumRecords)
+        // A record longer than the target makes a block of its own.
+        #expect(SegmentBlock.Builder().fits(Self.record("big", sequence: 0, value: Data(count: 100_000))))
+    }
+
+    // MARK: - Segment files of blocks
+
+    /// Three blocks back to back, the middle one with a flipped bit: the scan
+    /// finds the records of the other two, and names the middle one's bytes.
+    @Test func aFlippedBitCostsOnlyTheRecordsOfItsBlock() {
+        let blocks = (0 ..< 3).map { b in
+            Self.block((0 ..< 4).map { Self.record("b\(b)r\($0)", sequence: UInt64(b * 10 + $0), value: compressible(300, seed: b * 10 + $0)) }).bytes
+        }
+        var file = blocks[0] + blocks[1] + blocks[2]
+        file[blocks[0].count + blocks[1].count / 2] ^= 0x04
+        let scan = SegmentStore.scan(file)
+        #expect(scan.records.map(\.header.key) == ["b0r0", "b0r1", "b0r2", "b0r3", "b2r0", "b2r1", "b2r2", "b2r3"])
+        #expect(scan.damagedRanges == [blocks[0].count ..< blocks[0].count + blocks[1].count])
+        #expect(scan.validLength == file.count)
+        #expect(scan.records.filter { $0.header.key.hasPrefix("b2") }.map(\.offset) == Array(repeating: blocks[0].count + blocks[1].count, count: 4))
+        #expect(scan.records.filter { $0.header.key.hasPrefix("b2") }.map(\.index) == [0, 1, 2, 3])
+    }
+
+    @Test func aTornBlockAtTheTailEndsTheValidPart() {
+        let first = Self.block([Self.record("a", sequence: 1, value: compressible(500))]).bytes
+        let torn = Self.block([Self.record("b", sequence: 2, value: compressible(500, seed: 9))]).bytes
+        for cut in [5, SegmentBlock.headerSize, torn.count - 1] {
+            let scan = SegmentStore.scan(first + torn.prefix(cut))
+            #expect(scan.records.map(\.header.key) == ["a"])
+            #expect(scan.validLength == first.count, "cut at \(cut)")
+        }
+    }
+
+    /// A file of version 2 holds records where version 3 holds blocks; the
+    /// scan reads either, so a directory of version 2 opens.
+    @Test func theScanReadsRecordsOfVersion2AndBlocksAlike() {
+        var draft = EntryFile.draft(name: EntryName(space: "", key: "old"), kind: 0, payload: compressible(200), expiry: 1, compressionThreshold: 64)
+        draft.seal(sequence: 1)
+        let block = Self.block([Self.record("new", sequence: 2, value: compressible(200))]).bytes
+        let scan = SegmentStore.scan(draft.bytes + block)
+        #expect(scan.records.map(\.header.key) == ["old", "new"])
+        #expect(scan.records.map(\.length) == [draft.bytes.count, block.count])
+    }
+
+    /// A read takes one record out of a block by its location, including a
+    /// block longer than the first read takes.
+    @Test func aReadTakesOneRecordOutOfItsBlock() throws {
+        let small = Self.block(Array(Self.mixed.prefix(4))).bytes
+        let large = Self.block((0 ..< 3).map { Self.record("l\($0)", sequence: UInt64($0), value: incompressible(6000, seed: UInt64($0))) }).bytes
+        let file = small + large
+        func read(_ offset: Int, _ buffer: UnsafeMutableRawBufferPointer) -> Int {
+            let part = file.subdata(in: offset ..< min(file.count, offset + buffer.count))
+            part.copyBytes(to: buffer)
+            return part.count
+        }
+        for index in 0 ..< 4 {
+            let location = RecordLocation(segment: 1, offset: 0, index: index, length: 10)
+            let (header, payload) = try SegmentStore.readRecord(at: location, read: read)
+            #expect(header.key == Self.mixed[index].key && payload == Self.mixed[index].value)
+        }
+        for index in 0 ..< 3 {
+            let (header, payload) = try SegmentStore.readRecord(at: RecordLocation(segment: 1, offset: small.count, index: index, length: 10), read: read)
+            #expect(header.key == "l\(index)" && payload == incompressible(6000, seed: UInt64(index)))
+        }
+        #expect(throws: SegmentStore.ReadFailure.self, "an index past the block's records") {
+            try SegmentStore.readRecord(at: RecordLocation(segment: 1, offset: 0, index: 4, length: 10), read: read)
+        }
+    }
+}
