@@ -33,34 +33,18 @@ extension DiskStore {
         case unreadable(errno: Int32)
     }
 
-    /// Reads the file at `path` whole, refusing a symbolic link in its place
-    /// (`O_NOFOLLOW`) and anything but a regular file (`O_NONBLOCK`, so a FIFO
-    /// planted in its place can't block the open). The one read of a file by
-    /// path: the manifest, and (through `readRecord`) files of their own and
-    /// the records `CacheDirectory` reads.
-    package static func readWholeFile(path: String, maximumLength: Int = .max) -> WholeFile {
-        readFile(path: path, range: nil, maximumLength: maximumLength)
-    }
-
-    /// Reads and decodes one record from the file at `path`, opened read-only
-    /// as `readWholeFile` opens it: the whole file, or only `range` of it (a
-    /// record in a segment file). Checks the header, lengths, checksum and
+    /// Reads and decodes the file of its own at `path`, opened read-only as
+    /// `readWholeFile` opens it. Checks the header, lengths, checksum and
     /// that the payload decompresses; not whose record it is.
-    /// - Complexity: O(n) in the record's length.
-    package static func readRecord(atPath path: String, range: Range<Int>? = nil, maximumLength: Int = .max) -> RecordFileRead {
-        switch readFile(path: path, range: range, maximumLength: maximumLength) {
-        case .missing: return .missing
-        case .notARegularFile: return .notARegularFile
-        case let .tooLong(length, inode): return .tooLong(length: length, inode: inode)
-        case let .unreadable(code): return .unreadable(errno: code)
-        case let .bytes(bytes, inode):
-            if let range, bytes.count < range.count { return .damaged(.truncated(length: bytes.count), inode: inode) }
-            do {
-                let (header, payload) = try EntryFile.decode(bytes)
-                return .record(header, payload: payload, length: bytes.count, inode: inode)
-            } catch {
-                return .damaged(error, inode: inode)
-            }
+    /// - Complexity: O(n) in the file's length.
+    package static func readRecord(atPath path: String, maximumLength: Int = .max) -> RecordFileRead {
+        let file = readWholeFile(path: path, maximumLength: maximumLength)
+        guard case let .bytes(bytes, inode) = file else { return RecordFileRead(file) }
+        do {
+            let (header, payload) = try EntryFile.decode(bytes)
+            return .record(header, payload: payload, length: bytes.count, inode: inode)
+        } catch {
+            return .damaged(error, inode: inode)
         }
     }
 
@@ -70,7 +54,7 @@ extension DiskStore {
     /// `length` in the result is the record's share of its block.
     package static func readSegmentRecord(atPath path: String, at location: RecordLocation) -> RecordFileRead {
         let opened = openRegularFile(path)
-        guard case let .opened(fd, _, inode) = opened else { return RecordFileRead(opened) }
+        guard case let .opened(fd, _, inode) = opened else { return RecordFileRead(WholeFile(opened)) }
         defer { Glibc.close(fd) }
         do {
             let (header, payload) = try SegmentStore.readRecord(at: location) { readFully(fd, path: path, at: $0, into: $1) }
@@ -115,15 +99,18 @@ extension DiskStore {
         return .opened(fd, length: Int(info.st_size), inode: UInt64(info.st_ino))
     }
 
-    /// `readWholeFile`, or only the bytes of `range` when given (fewer where the file ends sooner).
-    private static func readFile(path: String, range: Range<Int>?, maximumLength: Int) -> WholeFile {
+    /// Reads the file at `path` whole, refusing a symbolic link in its place
+    /// (`O_NOFOLLOW`) and anything but a regular file (`O_NONBLOCK`, so a FIFO
+    /// planted in its place can't block the open). The one read of a file by
+    /// path: the manifest, and (through `readRecord`) files of their own and
+    /// those `CacheDirectory` reads (segment files: `readSegmentRecord`).
+    package static func readWholeFile(path: String, maximumLength: Int = .max) -> WholeFile {
         let opened = openRegularFile(path)
         guard case let .opened(fd, fileLength, inode) = opened else { return WholeFile(opened) }
         defer { Glibc.close(fd) }
-        let wanted = range ?? 0 ..< fileLength
-        guard wanted.count <= maximumLength else { return .tooLong(length: wanted.count, inode: inode) }
-        var bytes = Data(count: wanted.count)
-        let got = bytes.withUnsafeMutableBytes { readFully(fd, path: path, at: wanted.lowerBound, into: $0) }
+        guard fileLength <= maximumLength else { return .tooLong(length: fileLength, inode: inode) }
+        var bytes = Data(count: fileLength)
+        let got = bytes.withUnsafeMutableBytes { readFully(fd, path: path, at: 0, into: $0) }
         guard got >= 0 else { return .unreadable(errno: errno) }
         bytes.count = got
         return .bytes(bytes, inode: inode)
@@ -221,13 +208,14 @@ extension DiskStore.WholeFile {
 }
 
 extension DiskStore.RecordFileRead {
-    /// A file that did not open.
-    fileprivate init(_ opened: DiskStore.OpenedFile) {
-        switch opened {
+    /// What a read that got no bytes found.
+    fileprivate init(_ file: DiskStore.WholeFile) {
+        switch file {
         case .missing: self = .missing
         case .notARegularFile: self = .notARegularFile
+        case let .tooLong(length, inode): self = .tooLong(length: length, inode: inode)
         case let .unreadable(code): self = .unreadable(errno: code)
-        case .opened: preconditionFailure("the file opened")
+        case .bytes: preconditionFailure("the file was read")
         }
     }
 }

@@ -253,7 +253,7 @@ package enum SegmentBlock {
         let (stored, rawLength, isCompressed, count) = try checkedBody(block)
         guard index < count else { throw .lengthMismatch(expected: index + 1, actual: count) }
         let decode = { (body: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (header: EntryFile.Header, payload: Data) in
-            let (header, value) = try parseRecord(index, in: body)
+            let (header, value) = try parseRecord(index, in: body, count: count)
             return (header, Data(body[value]))
         }
         guard isCompressed else { return try decode(stored) }
@@ -297,103 +297,116 @@ package enum SegmentBlock {
 
     /// The records of a raw body, which must hold exactly `count` of them.
     private static func parse(_ body: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) -> [Decoded] {
-        var reader = BinaryReader(body)
-        do {
-            let baseExpiry = try reader.read(Int64.self)
-            let baseSequence = try reader.read(UInt64.self)
-            let spaceCount = try reader.readVarint()
-            guard spaceCount <= count else { throw EntryFile.Damage.lengthMismatch(expected: count, actual: Int(spaceCount)) }
-            var spaces: [(name: String, kind: UInt8)] = []
-            for _ in 0 ..< spaceCount {
-                let kind = try reader.read(UInt8.self)
-                guard EntryFile.kinds.contains(kind) else { throw EntryFile.Damage.unknownKind(kind) }
-                guard let name = String(validUTF8: try reader.readBytes(Int(clamping: try reader.readVarint()))) else {
-                    throw EntryFile.Damage.invalidName
-                }
-                spaces.append((name, kind))
-            }
-            var records: [Decoded] = []
-            records.reserveCapacity(count)
-            for _ in 0 ..< count {
-                let flags = try reader.read(UInt8.self)
-                guard flags & ~tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
-                let spaceIndex = try reader.readVarint()
-                guard spaceIndex < spaces.count else { throw EntryFile.Damage.invalidName }
-                let keyBytes = try reader.readBytes(Int(clamping: try reader.readVarint()))
-                guard !keyBytes.isEmpty, let key = String(validUTF8: keyBytes) else { throw EntryFile.Damage.invalidName }
-                let expiry = baseExpiry &+ Int64(bitPattern: try reader.readVarint())
-                let sequence = baseSequence &+ (try reader.readVarint())
-                let valueLength = Int(clamping: try reader.readVarint())
-                let valueStart = reader.offset
-                _ = try reader.readBytes(valueLength)
-                let isTombstone = flags & tombstoneFlag != 0
-                guard !isTombstone || valueLength == 0 else { throw EntryFile.Damage.lengthMismatch(expected: 0, actual: valueLength) }
-                let space = spaces[Int(spaceIndex)]
-                let header = EntryFile.Header(
-                    flags: isTombstone ? .tombstone : [], expiry: expiry, sequence: sequence,
-                    rawLength: valueLength, storedLength: valueLength, key: key, space: space.name, kind: space.kind
-                )
-                records.append(Decoded(header: header, value: valueStart ..< valueStart + valueLength))
-            }
-            guard reader.remaining == 0 else { throw EntryFile.Damage.lengthMismatch(expected: reader.offset, actual: body.count) }
-            return records
-        } catch let damage as EntryFile.Damage {
-            throw damage
-        } catch {
-            throw .truncated(length: body.count)
+        var reader = try BodyReader(body, count: count)
+        let names = try reader.spaces.map { space throws(EntryFile.Damage) in try BodyReader.name(space.name) }
+        var records: [Decoded] = []
+        records.reserveCapacity(count)
+        for _ in 0 ..< count {
+            let (header, value) = try reader.readRecord { names[$0] }
+            records.append(Decoded(header: header, value: value))
         }
+        guard reader.remaining == 0 else { throw .lengthMismatch(expected: body.count - reader.remaining, actual: body.count) }
+        return records
+    }
+
+    /// Record `index` of a raw body, stepping over those before it, and the
+    /// range of its value in `body`.
+    private static func parseRecord(_ index: Int, in body: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
+        var reader = try BodyReader(body, count: count)
+        for _ in 0 ..< index { try reader.skipRecord() }
+        let spaces = reader.spaces
+        return try reader.readRecord { index throws(EntryFile.Damage) in try BodyReader.name(spaces[index].name) }
     }
 }
 
-extension SegmentBlock {
-    /// Record `index` of a raw body, stepping over those before it, and the
-    /// range of its value in `body`.
-    fileprivate static func parseRecord(_ index: Int, in body: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
-        var reader = BinaryReader(body)
+/// Reads a block's raw body: its bases and key-space list first, then one
+/// record at a time. Every read is bounds-checked; bytes that don't parse
+/// throw `EntryFile.Damage`.
+private struct BodyReader {
+    private var reader: BinaryReader
+    private let baseExpiry: Int64
+    private let baseSequence: UInt64
+    /// Each key space's name (its bytes: only those a caller asks for become strings) and kind.
+    let spaces: [(name: UnsafeRawBufferPointer, kind: UInt8)]
+
+    private static let tombstoneFlag: UInt8 = 1 << 1
+
+    /// Reads the bases and the key-space list of a body of `count` records.
+    init(_ body: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) {
+        reader = BinaryReader(body)
         do {
-            let baseExpiry = try reader.read(Int64.self)
-            let baseSequence = try reader.read(UInt64.self)
-            // The names' bytes only: one of them is made a string, the target's.
+            baseExpiry = try reader.read(Int64.self)
+            baseSequence = try reader.read(UInt64.self)
+            let spaceCount = try reader.readVarint()
+            // A record names one key space: more than records would be damage.
+            guard spaceCount <= count else { throw EntryFile.Damage.lengthMismatch(expected: count, actual: Int(clamping: spaceCount)) }
             var spaces: [(name: UnsafeRawBufferPointer, kind: UInt8)] = []
-            for _ in 0 ..< min(try reader.readVarint(), UInt64(maximumRecords)) {
+            for _ in 0 ..< spaceCount {
                 let kind = try reader.read(UInt8.self)
                 guard EntryFile.kinds.contains(kind) else { throw EntryFile.Damage.unknownKind(kind) }
                 spaces.append((try reader.readBytes(Int(clamping: try reader.readVarint())), kind))
             }
-            for _ in 0 ..< index {
-                _ = try reader.read(UInt8.self)
-                _ = try reader.readVarint()
-                _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
-                _ = try reader.readVarint()
-                _ = try reader.readVarint()
-                _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
-            }
+            self.spaces = spaces
+        } catch {
+            throw Self.damage(error, in: body)
+        }
+    }
+
+    var remaining: Int { reader.remaining }
+
+    static func name(_ bytes: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> String {
+        guard let name = String(validUTF8: bytes) else { throw .invalidName }
+        return name
+    }
+
+    /// Steps over one record without decoding its key.
+    mutating func skipRecord() throws(EntryFile.Damage) {
+        do {
+            _ = try reader.read(UInt8.self)
+            _ = try reader.readVarint()
+            _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
+            _ = try reader.readVarint()
+            _ = try reader.readVarint()
+            _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
+        } catch {
+            throw .truncated(length: reader.offset)
+        }
+    }
+
+    /// Reads one record; `spaceName` gives the name of a key space by its index.
+    mutating func readRecord(spaceName: (Int) throws(EntryFile.Damage) -> String) throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
+        do {
             let flags = try reader.read(UInt8.self)
-            guard flags & ~tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
+            guard flags & ~Self.tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
             let spaceIndex = try reader.readVarint()
             guard spaceIndex < spaces.count else { throw EntryFile.Damage.invalidName }
             let keyBytes = try reader.readBytes(Int(clamping: try reader.readVarint()))
-            let space = spaces[Int(spaceIndex)]
-            guard !keyBytes.isEmpty, let key = String(validUTF8: keyBytes), let spaceName = String(validUTF8: space.name) else {
-                throw EntryFile.Damage.invalidName
-            }
+            guard !keyBytes.isEmpty, let key = String(validUTF8: keyBytes) else { throw EntryFile.Damage.invalidName }
+            let space = try spaceName(Int(spaceIndex))
             let expiry = baseExpiry &+ Int64(bitPattern: try reader.readVarint())
             let sequence = baseSequence &+ (try reader.readVarint())
             let valueLength = Int(clamping: try reader.readVarint())
             let valueStart = reader.offset
             _ = try reader.readBytes(valueLength)
-            let isTombstone = flags & tombstoneFlag != 0
+            let isTombstone = flags & Self.tombstoneFlag != 0
             guard !isTombstone || valueLength == 0 else { throw EntryFile.Damage.lengthMismatch(expected: 0, actual: valueLength) }
             let header = EntryFile.Header(
                 flags: isTombstone ? .tombstone : [], expiry: expiry, sequence: sequence,
-                rawLength: valueLength, storedLength: valueLength, key: key, space: spaceName, kind: space.kind
+                rawLength: valueLength, storedLength: valueLength, key: key, space: space, kind: spaces[Int(spaceIndex)].kind
             )
             return (header, valueStart ..< valueStart + valueLength)
-        } catch let damage as EntryFile.Damage {
-            throw damage
         } catch {
-            throw .truncated(length: body.count)
+            throw Self.damage(error, at: reader.offset)
         }
+    }
+
+    /// `error` as damage: itself when it is, a truncation otherwise (`BinaryReader` ran out).
+    private static func damage(_ error: any Error, at offset: Int) -> EntryFile.Damage {
+        error as? EntryFile.Damage ?? .truncated(length: offset)
+    }
+
+    private static func damage(_ error: any Error, in body: UnsafeRawBufferPointer) -> EntryFile.Damage {
+        damage(error, at: body.count)
     }
 }
 
