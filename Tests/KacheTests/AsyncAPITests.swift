@@ -184,7 +184,10 @@ import Testing
         let received = Locked<[Data]>([])
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0 ..< consumers {
-                group.addTask {
+                // Ahead of the tests still waiting to start: the whole suite shares two
+                // cooperative threads, and under load consumers queued behind those tests
+                // once took longer than the wait below allows.
+                group.addTask(priority: .high) {
                     for try await item in queue.items {
                         received.withLock { $0.append(item) }
                     }

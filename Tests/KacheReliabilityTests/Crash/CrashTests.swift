@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KacheCrashHarness
+import KacheTestSupport
 
 /// Issue 6, part 1: SIGKILL at random moments loses nothing acknowledged and
 /// never yields torn or foreign bytes.
@@ -10,13 +11,14 @@ import KacheCrashHarness
 /// `KACHE_CRASH_KILLS=N`. `KACHE_CRASH_SEED` reuses a campaign's seed: the
 /// same operations and kill delays (where a kill lands still depends on timing).
 @Suite struct CrashTests {
-    @Test func killedWriterLosesNothingAcknowledged() throws {
+    @Test func killedWriterLosesNothingAcknowledged() async throws {
         let environment = ProcessInfo.processInfo.environment
         let kills = environment["KACHE_CRASH_KILLS"].flatMap(Int.init) ?? 50
         let seed = environment["KACHE_CRASH_SEED"].flatMap(UInt64.init) ?? UInt64(Date().timeIntervalSince1970)
         let scratch = ScratchFolder()
         let campaign = CrashCampaign(directory: scratch.child("cache"), journalFolder: scratch.url, seed: seed)
-        let (figures, problems) = try campaign.run(kills: kills)
+        // Minutes of waiting on child processes: on a thread of its own, not a cooperative one.
+        let (figures, problems) = try await onOwnThread { try campaign.run(kills: kills) }
         print("Crash campaign (KACHE_CRASH_SEED=\(seed)): \(figures)")
         if let report = environment["KACHE_CRASH_REPORT"] {
             try Data("seed \(seed)\n\(figures)\n".utf8).write(to: URL(fileURLWithPath: report))
