@@ -101,3 +101,47 @@ import Testing
         reopened.checkInvariants()
     }
 }
+
+/// `WriteBehind.drain()`, under `save()` and `close()`: afterwards every
+/// write queued before the call is in its file, the small records a batch
+/// held back for their block included.
+@Suite struct WriteBehindDrainTests {
+    /// The writer is held inside a batch (the test holds the lock that orders
+    /// file changes to the large value's key) that also carries a small
+    /// record; `drain()` starts meanwhile, and only then is the writer let
+    /// go, so the small record is held back for its block after `drain()`
+    /// looked. `drain()` must still write it before it returns: once it
+    /// returned without, and `close()` lost the write.
+    @Test func aRecordABatchInFlightHoldsBackIsWrittenBeforeDrainReturns() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async))
+        let writeBehind = try #require(cache.writeBehind)
+        let drained = DispatchSemaphore(value: 0)
+        try cache.disk!.withExclusiveAccess(to: EntryName(space: "", key: "large")) { () throws in
+            try cache.disk!.withExclusiveAccess(to: EntryName(space: "", key: "gate")) { () throws in
+                try cache.set(incompressible(40_000, seed: 1), forKey: "gate", ttl: .seconds(60))
+                try blockUntil("the writer takes the gate's write and waits for its key's lock") {
+                    writeBehind.pendingCount == 0 && !writeBehind.isIdle
+                }
+                // Queued together behind it: the next batch carries both.
+                try cache.set(incompressible(40_000, seed: 2), forKey: "large", ttl: .seconds(60))
+                try cache.set(Data("small".utf8), forKey: "small", ttl: .seconds(60))
+                #expect(writeBehind.pendingCount == 2)
+            }
+            try blockUntil("the writer takes both and waits for the large value's lock") { writeBehind.pendingCount == 0 }
+            Thread.detachNewThread {
+                writeBehind.drain()
+                drained.signal()
+            }
+            // Time for drain() to look for held-back records and start waiting for the batch.
+            usleep(200_000)
+        }
+        try #require(drained.wait(timeout: .now() + .seconds(60)) == .success, "drain() never returned")
+        let small = cache.store.withLock { $0.record(space: 0, key: "small") }
+        #expect(small?.isPendingWrite == false && small?.location != nil, "drain() returned before the small record was written")
+        #expect(writeBehind.isIdle)
+        try cache.close()
+        let reopened = try Kache(directory: dir.url, configuration: .testing(.async))
+        #expect(reopened.data(forKey: "small") == Data("small".utf8))
+    }
+}

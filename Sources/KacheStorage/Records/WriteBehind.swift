@@ -120,6 +120,9 @@ package final class WriteBehind: Sendable {
     /// write queued before the call is in its file.
     package func drain() {
         while let batch = take(whileOverLimit: false) { run(batch) }
+        // A batch still in flight may hold records back for their blocks as it
+        // ends: wait for it, then write every record held back.
+        while queue.withLock({ $0.inFlight > 0 }) { usleep(100) }
         appendGathered(all: true)
         while queue.withLock({ $0.inFlight > 0 }) { usleep(100) }
     }
@@ -234,6 +237,8 @@ package final class WriteBehind: Sendable {
                 return false
             }
             if stops {
+                // Nothing held back stays unwritten, unless the stop plays a kill (`abandon()`).
+                if !queue.withLock(\.isAbandoned) { appendGathered(all: true) }
                 finished.signal()
                 return
             }
