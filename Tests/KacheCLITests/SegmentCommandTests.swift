@@ -45,6 +45,19 @@ import Testing
         #expect(full.summary.segments.reduce(0) { $0 + $1.liveRecords } == 41)
         #expect(full.entries.first { $0.key == "k3" }?.offset != nil)
         #expect(full.entries.first { $0.key == "large" }?.offset == nil)
+        // A record in a block is stored as its share of the block: the shares
+        // of the live entries are the segments' live bytes, from the manifest
+        // and from the records alike (it once counted the value's raw length
+        // less a 48-byte header, and a million W8 entries "took" 17 KiB).
+        let inSegments = full.entries.filter { $0.offset != nil }
+        #expect(inSegments.reduce(0) { $0 + $1.storedSize } == full.summary.segments.reduce(0) { $0 + $1.liveBytes })
+        #expect(inSegments.allSatisfy { $0.storedSize == $0.fileSize && $0.storedSize > 0 })
+        let large = try #require(full.entries.first { $0.key == "large" })
+        #expect(large.storedSize == 40_000 && large.fileSize > large.storedSize, "a file of its own: the payload, without its header")
+        let read = try CacheDirectory(url: fixture.url).lookUp(key: "k3")
+        guard case let .found(value, entry) = read else { Issue.record("k3 is found: \(read)"); return }
+        #expect(value == compressible(2000, seed: 3))
+        #expect(entry.storedSize == full.entries.first { $0.key == "k3" }?.storedSize && entry.index != nil)
     }
 
     @Test func getReadsARecordFromItsSegment() throws {

@@ -14,9 +14,13 @@ extension CacheDirectory {
         public var kind: KeySpaceStatistics.Kind
         /// The value's length in bytes.
         public var size: Int
-        /// The bytes its payload takes in the file (LZ4-compressed when that was smaller).
+        /// The bytes its value takes on disk: in a file of its own, the payload
+        /// (LZ4-compressed when that was smaller); in a segment file, what its
+        /// record costs (`fileSize`), since a block compresses its records together.
         public var storedSize: Int
-        /// The whole file's length: header, key, key-space name and payload.
+        /// What its record costs on disk: a file of its own's whole length
+        /// (header, key, key-space name and payload); in a segment file, its
+        /// share of its block (a whole record in a segment file of format 2).
         public var fileSize: Int
         /// When it expires.
         public var expiry: Date
@@ -41,7 +45,7 @@ extension CacheDirectory {
             keySpace = header.space
             kind = KeySpaceStatistics.Kind(KeySpace.Kind(record: header.kind))
             size = header.rawLength
-            storedSize = header.storedLength
+            storedSize = location.map { $0.isOwnFile ? header.storedLength : fileLength } ?? header.storedLength
             fileSize = fileLength
             expiry = header.expiry.date
             sequence = header.sequence
@@ -62,7 +66,9 @@ extension CacheDirectory {
             keySpace = space.name
             kind = KeySpaceStatistics.Kind(space.kind)
             size = entry.rawSize
-            storedSize = max(0, entry.fileSize - EntryFile.headerSize - entry.key.utf8.count - space.name.utf8.count)
+            storedSize = entry.location.isOwnFile
+                ? max(0, entry.fileSize - EntryFile.headerSize - entry.key.utf8.count - space.name.utf8.count)
+                : entry.fileSize
             fileSize = entry.fileSize
             expiry = entry.expiry.date
             sequence = entry.sequence

@@ -113,7 +113,7 @@ public struct CacheDirectory: Sendable {
         let name = EntryName(space: space, key: key)
         var relative = "\(DiskStore.objectsFolder)/\(name.shard)/\(name.fileName)"
         var outcome: DiskStore.RecordFileRead
-        var offset: Int?
+        var location: RecordLocation?
         let segments = try listing(DiskStore.segmentsFolder).contains { SegmentStore.id(ofFileName: $0) != nil }
         if segments {
             // Records of one key may be in several places: the index says which is the live one.
@@ -123,7 +123,7 @@ public struct CacheDirectory: Sendable {
                 return .missing
             }
             relative = entry.file
-            offset = entry.offset
+            location = entry.location
             outcome = readRecord(of: entry)
         } else {
             outcome = DiskStore.readRecord(atPath: path(relative))
@@ -135,7 +135,7 @@ public struct CacheDirectory: Sendable {
             throw .io(path: path(relative), reason: CacheDirectory.describe(errno: code))
         case let .damaged(damage, _):
             return .damaged(file: relative, reason: damage.description)
-        case .notARegularFile where offset != nil, .tooLong where offset != nil:
+        case .notARegularFile where location != nil, .tooLong where location != nil:
             return .damaged(file: relative, reason: "the segment file is not a regular file")
         case .notARegularFile:
             return .damaged(file: relative, reason: CacheDirectory.reason(.notARegularFile))
@@ -145,8 +145,7 @@ public struct CacheDirectory: Sendable {
             guard header.key == name.canonicalKey, header.space == space else {
                 return .damaged(file: relative, reason: EntryFile.Damage.wrongEntry(expectedKey: name.canonicalKey, foundKey: header.key).description)
             }
-            var entry = Entry(header: header, fileLength: fileLength, file: relative)
-            entry.offset = offset
+            let entry = Entry(header: header, fileLength: fileLength, file: relative, location: location)
             return header.expiry > Timestamp(now) ? .found(payload, entry) : .expired(entry)
         }
     }
