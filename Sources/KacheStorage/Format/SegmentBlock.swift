@@ -348,7 +348,7 @@ private struct BodyReader {
             }
             self.spaces = spaces
         } catch {
-            throw Self.damage(error, in: body)
+            throw Self.damage(error, at: body.count)
         }
     }
 
@@ -403,10 +403,6 @@ private struct BodyReader {
     /// `error` as damage: itself when it is, a truncation otherwise (`BinaryReader` ran out).
     private static func damage(_ error: any Error, at offset: Int) -> EntryFile.Damage {
         error as? EntryFile.Damage ?? .truncated(length: offset)
-    }
-
-    private static func damage(_ error: any Error, in body: UnsafeRawBufferPointer) -> EntryFile.Damage {
-        damage(error, at: body.count)
     }
 }
 

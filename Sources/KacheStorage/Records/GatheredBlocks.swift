@@ -60,7 +60,7 @@ package final class GatheredBlocks: Sendable {
             return ready
         }
         // What waits here is still held in memory; what leaves is the batch's to release.
-        held.add(writes.reduce(0) { $0 + QueuedBytes.held(by: .write($1)) } - ready.reduce(0) { $0 + QueuedBytes.held(by: .write($1)) })
+        held.add(QueuedBytes.held(by: writes) - QueuedBytes.held(by: ready))
         return ready
     }
 
@@ -77,7 +77,7 @@ package final class GatheredBlocks: Sendable {
 
     /// Stops counting the memory of writes taken by `takeOverdue`, once written (or dropped).
     func release(_ writes: [RecordWrite]) {
-        held.add(-writes.reduce(0) { $0 + QueuedBytes.held(by: .write($1)) })
+        held.add(-QueuedBytes.held(by: writes))
     }
 
     /// Drops every waiting write unwritten, as a killed process loses them.

@@ -17,9 +17,19 @@ package final class QueuedBytes: Sendable {
     /// write's value is in memory, and counted, until its file is written).
     package static func held(by job: RecordFiles.Job) -> Int {
         switch job {
-        case let .write(write): return write.encodedLength + MemoryLayout<RecordFiles.Job>.stride
+        case let .write(write): return held(by: write)
         case let .delete(removal): return removal.key.utf8.count + MemoryLayout<RecordFiles.Job>.stride
         }
+    }
+
+    /// What a queued write holds, without wrapping it in a job (a copy of it).
+    package static func held(by write: RecordWrite) -> Int {
+        write.encodedLength + MemoryLayout<RecordFiles.Job>.stride
+    }
+
+    /// What `writes` hold in all.
+    static func held(by writes: [RecordWrite]) -> Int {
+        writes.reduce(0) { $0 + held(by: $1) }
     }
 
     package var current: Int { bytes.load(ordering: .relaxed) }
