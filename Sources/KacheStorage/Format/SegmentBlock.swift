@@ -348,7 +348,7 @@ private struct BodyReader {
             }
             self.spaces = spaces
         } catch {
-            throw Self.damage(error, at: body.count)
+            throw Self.damage(error, in: body)
         }
     }
 
@@ -404,20 +404,8 @@ private struct BodyReader {
     private static func damage(_ error: any Error, at offset: Int) -> EntryFile.Damage {
         error as? EntryFile.Damage ?? .truncated(length: offset)
     }
-}
 
-extension [UInt8] {
-    fileprivate mutating func appendInteger<T: FixedWidthInteger>(_ value: T) {
-        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
-    }
-
-    /// LEB128: seven bits a byte, low bits first, the top bit set on all but the last.
-    fileprivate mutating func appendVarint(_ value: UInt64) {
-        var value = value
-        while value >= 0x80 {
-            append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        append(UInt8(value))
+    private static func damage(_ error: any Error, in body: UnsafeRawBufferPointer) -> EntryFile.Damage {
+        damage(error, at: body.count)
     }
 }

@@ -6,7 +6,8 @@ import Glibc
 /// One reading of every record in a cache directory: each file of its own in
 /// the 256 shard folders under `objects/` (on all cores), then every segment
 /// file, read whole and in order with each record's checksum verified
-/// (`SegmentStore.scan`). The rebuild after a crash (`RecordStore.findRecords`)
+/// (`SegmentStore.scan`), or under `.recovering` from its hint as far as the
+/// hint checks out and read past it. The rebuild after a crash (`RecordStore.findRecords`)
 /// and the tools that inspect, verify and repair a directory (`CacheDirectory`)
 /// both read the directory through it; its `Policy` says what it does with
 /// what it meets.
@@ -42,7 +43,8 @@ package struct RecordScan: Sendable {
         /// is not damage, and the index can't be rebuilt without it). At open
         /// (`atOpen`), temporary files are what a crash left, and are deleted,
         /// and a torn segment tail is cut; later they may be writes under way,
-        /// and are left alone. Segment files are read through `disk.segments`.
+        /// and are left alone. Segment files are read through `disk.segments`,
+        /// their hints used (and at open, mended).
         case recovering(DiskStore, atOpen: Bool)
     }
 
@@ -123,8 +125,10 @@ package struct RecordScan: Sendable {
     /// - Throws: when a folder can't be listed; under `.recovering`, also when
     ///   a file can't be opened or read.
     /// - Complexity: O(files) opens; O(bytes) reads, but O(files) small reads at `.headers` depth.
-    package init(root: String, depth: Depth, policy: Policy) throws(StorageError) {
-        try scanFilesOfTheirOwn(root: root, depth: depth, policy: policy)
+    /// - Parameter segmentsOnly: read only the segment files (the files of
+    ///   their own are listed by a current manifest).
+    package init(root: String, depth: Depth, policy: Policy, segmentsOnly: Bool = false) throws(StorageError) {
+        if !segmentsOnly { try scanFilesOfTheirOwn(root: root, depth: depth, policy: policy) }
         try scanSegments(root: root, policy: policy)
     }
 
@@ -243,15 +247,17 @@ package struct RecordScan: Sendable {
 
     private mutating func scanSegments(root: String, policy: Policy) throws(StorageError) {
         for source in try RecordScan.segmentFiles(root: root, policy: policy) {
-            let path = "\(root)/\(source.file)"
-            let read: DiskStore.WholeFile
-            if let open = source.open {
-                read = open.file.read(offset: 0, length: open.file.length).map { DiskStore.WholeFile.bytes($0, inode: 0) } ?? .unreadable(errno: errno)
-            } else {
-                read = DiskStore.readWholeFile(path: path)
+            if case let .recovering(disk, atOpen) = policy, let open = source.open {
+                // What the segment's hint lists is read from the hint; only the rest from the segment.
+                let read = try disk.segments.scan(open.file, length: open.length, rebuildingHint: atOpen)
+                bytesRead += open.length - read.hintedLength
+                if atOpen, read.scan.validLength < open.length { disk.segments.truncate(source.id, to: read.scan.validLength) }
+                segments.append(Segment(id: source.id, file: source.file, length: open.length, allocatedBytes: 0, contents: read.scan))
+                continue
             }
+            let path = "\(root)/\(source.file)"
             let bytes: Data
-            switch read {
+            switch DiskStore.readWholeFile(path: path) {
             case .missing:
                 continue
             case .notARegularFile:
@@ -261,24 +267,15 @@ package struct RecordScan: Sendable {
                 damaged.append(DamagedFile(file: source.file, damage: .tooLong(length: length)))
                 continue
             case let .unreadable(code):
-                if case .recovering = policy { throw .fileOperation("Reading a segment file", path: path, errno: code) }
                 unreadable.append(UnreadableFile(file: source.file, errno: code))
                 continue
             case let .bytes(data, _):
                 bytes = data
             }
-            let contents = SegmentStore.scan(bytes)
             bytesRead += bytes.count
-            let length = source.open?.length ?? bytes.count
-            var allocated = 0
-            switch policy {
-            case .readOnly:
-                var info = stat()
-                if lstat(path, &info) == 0 { allocated = Int(info.st_blocks) * 512 }
-            case let .recovering(disk, atOpen):
-                if atOpen, contents.validLength < length { disk.segments.truncate(source.id, to: contents.validLength) }
-            }
-            segments.append(Segment(id: source.id, file: source.file, length: length, allocatedBytes: allocated, contents: contents))
+            var info = stat()
+            let allocated = lstat(path, &info) == 0 ? Int(info.st_blocks) * 512 : 0
+            segments.append(Segment(id: source.id, file: source.file, length: bytes.count, allocatedBytes: allocated, contents: SegmentStore.scan(bytes)))
         }
     }
 

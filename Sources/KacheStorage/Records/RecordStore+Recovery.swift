@@ -30,8 +30,11 @@ extension RecordStore {
     /// At open (`atOpen`), temporary files in the shard folders are what a
     /// crash left, and are deleted, and a torn segment tail is cut; later
     /// (`load()`) they may be writes under way, and are left alone.
-    package func findRecords(atOpen: Bool) throws(StorageError) -> FoundRecords {
-        let scan = try RecordScan(root: disk.root, depth: .checksums, policy: .recovering(disk, atOpen: atOpen))
+    ///
+    /// With `segmentsOnly`, only the segment files are read (through their
+    /// hints): a current manifest lists the files of their own.
+    package func findRecords(atOpen: Bool, segmentsOnly: Bool = false) throws(StorageError) -> FoundRecords {
+        let scan = try RecordScan(root: disk.root, depth: .checksums, policy: .recovering(disk, atOpen: atOpen), segmentsOnly: segmentsOnly)
         var found = FoundRecords()
         found.damaged = scan.quarantined
         found.records = scan.files.map { FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength)) }

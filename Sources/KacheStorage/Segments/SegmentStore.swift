@@ -87,6 +87,9 @@ package final class SegmentStore: Sendable {
         /// Bytes known flushed to the device; the lock is held during the flush,
         /// so writers that arrive meanwhile share the next one (group commit).
         fileprivate let flushState: Locked<Int>
+        /// The records appended since its hint file last grew (taken inside
+        /// `appendState`'s lock, so they arrive in the order of their bytes).
+        let hint: Locked<HintWriter>
 
         fileprivate init(id: UInt32, path: String, descriptor: Int32, length: Int) {
             self.id = id
@@ -94,6 +97,7 @@ package final class SegmentStore: Sendable {
             self.descriptor = descriptor
             appendState = Locked((length, false))
             flushState = Locked(length)
+            hint = Locked(HintWriter(end: length))
         }
 
         deinit { Glibc.close(descriptor) }
@@ -148,7 +152,13 @@ package final class SegmentStore: Sendable {
     /// - Returns: their numbers, ascending.
     package func openExisting() throws(StorageError) -> [UInt32] {
         var ids: [UInt32] = []
-        for name in try DiskStore.listFolder(folder) {
+        let names = try DiskStore.listFolder(folder)
+        // Hints whose segment is gone (a crash between the two unlinks).
+        let segmentNames = Set(names.filter { SegmentStore.id(ofFileName: $0) != nil })
+        for name in names where SegmentStore.id(ofHintFileName: name).map({ !segmentNames.contains(SegmentStore.fileName($0)) }) ?? false {
+            unlink("\(folder)/\(name)")
+        }
+        for name in names {
             guard let id = SegmentStore.id(ofFileName: name) else { continue }
             let path = "\(folder)/\(name)"
             let fd = DiskStore.openFile(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
@@ -187,13 +197,14 @@ package final class SegmentStore: Sendable {
         package var offset: Int
     }
 
-    /// Appends `bytes` (whole records) to the open file of `bucket`, with one
+    /// Appends `bytes` (whole blocks) to the open file of `bucket`, with one
     /// write call, sealing it first when they would take it past `maximumLength`.
-    /// With `syncsEveryWrite`, returns once the data is flushed (sharing the
-    /// flush with concurrent appends to the same file).
+    /// `records` are the blocks' records, at offsets within `bytes`: the file's
+    /// hint lists them (`SegmentHint`). With `syncsEveryWrite`, returns once the
+    /// data is flushed (sharing the flush with concurrent appends to the same file).
     /// - Throws: the file error; a partial write is cut off again, so the file
-    ///   stays a run of whole records.
-    package func append(_ bytes: Data, bucket: Bucket) throws(StorageError) -> Placement {
+    ///   stays a run of whole blocks.
+    package func append(_ bytes: Data, records: [ScannedRecord], bucket: Bucket) throws(StorageError) -> Placement {
         var sealed: [UInt32] = []
         while true {
             let file = try openFile(for: bucket, sealed: &sealed)
@@ -202,6 +213,7 @@ package final class SegmentStore: Sendable {
                 guard !state.isRetired else { return nil }
                 guard state.length == 0 || state.length + bytes.count <= maximumLength else { return nil }
                 try write(bytes, to: file, at: state.length)
+                noteHint(records, of: bytes, at: state.length, in: file)
                 state.length += bytes.count
                 return state.length - bytes.count
             }
@@ -211,7 +223,10 @@ package final class SegmentStore: Sendable {
                 continue
             }
             writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
-            if !sealed.isEmpty { table.withLock { $0.ledger.seal(sealed) } }
+            if !sealed.isEmpty {
+                table.withLock { $0.ledger.seal(sealed) }
+                writeHints(of: sealed)
+            }
             if syncsEveryWrite { try flush(file, upTo: offset + bytes.count) }
             return Placement(segment: file.id, offset: offset)
         }
@@ -264,6 +279,8 @@ package final class SegmentStore: Sendable {
             return table.nextID
         }
         let path = path(of: id)
+        // A hint left by a file of this number that a crash deleted would describe other bytes.
+        unlink(hintPath(of: id))
         let fd = DiskStore.openFile(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .fileOperation("Creating a segment file", path: path, errno: errno) }
         if syncsEveryWrite { DiskStore.syncFolder(folder) }
@@ -303,12 +320,14 @@ package final class SegmentStore: Sendable {
     /// - Returns: the numbers of the files sealed.
     package func seal(_ ids: [UInt32]) -> [UInt32] {
         let wanted = Set(ids)
-        return table.withLock { table in
+        let sealed = table.withLock { table in
             let sealed = table.openByBucket.filter { wanted.contains($0.value) }
             for bucket in sealed.keys { table.openByBucket[bucket] = nil }
             table.ledger.seal(Array(sealed.values))
             return Array(sealed.values)
         }
+        writeHints(of: sealed)
+        return sealed
     }
 
     /// Flushes the file `id` to the device (compaction's copies, before the original goes).
@@ -320,11 +339,13 @@ package final class SegmentStore: Sendable {
     /// Seals every open file: the ones a checkpoint may then reclaim.
     /// - Returns: the numbers of the files sealed.
     package func sealAll() -> [UInt32] {
-        table.withLock { table in
+        let sealed = table.withLock { table in
             defer { table.openByBucket.removeAll() }
             table.ledger.seal(Array(table.openByBucket.values))
             return Array(table.openByBucket.values)
         }
+        writeHints(of: sealed)
+        return sealed
     }
 
     // MARK: - Deleting
@@ -359,14 +380,16 @@ package final class SegmentStore: Sendable {
     /// Seals the open files that hold nothing live or whose dead bytes reach
     /// `threshold` of their length: from now on they only lose bytes, and can go.
     package func sealFilesWorthReclaiming(threshold: Double) {
-        table.withLock { table in
+        let sealed = table.withLock { table in
             let worthSealing = table.openByBucket.filter { _, id in
                 guard let segment = table.ledger.segments[id], segment.length > 0 else { return false }
                 return segment.liveCount == 0 || Double(segment.deadBytes) >= threshold * Double(segment.length)
             }
             for bucket in worthSealing.keys { table.openByBucket[bucket] = nil }
             table.ledger.seal(Array(worthSealing.values))
+            return Array(worthSealing.values)
         }
+        writeHints(of: sealed)
     }
 
     // MARK: - Accounting
@@ -470,7 +493,7 @@ package final class SegmentStore: Sendable {
     /// Deletes retired files.
     package func unlinkRetired(_ ids: [UInt32]) {
         guard !ids.isEmpty else { return }
-        for id in ids { unlink(path(of: id)) }
+        for id in ids { unlinkWithHint(id) }
         if syncsEveryWrite { DiskStore.syncFolder(folder) }
     }
 
@@ -483,8 +506,15 @@ package final class SegmentStore: Sendable {
                 for (bucket, open) in table.openByBucket where open == id { table.openByBucket[bucket] = nil }
             }
         }
-        for id in ids { unlink(path(of: id)) }
+        for id in ids { unlinkWithHint(id) }
         if syncsEveryWrite { DiskStore.syncFolder(folder) }
+    }
+
+    /// Deletes the file `id`, its hint first: a hint without its segment
+    /// would describe the next file of that number.
+    private func unlinkWithHint(_ id: UInt32) {
+        unlink(hintPath(of: id))
+        unlink(path(of: id))
     }
 
     /// Cuts `id` to `length` bytes: a torn tail a crash left (only at open).
@@ -562,7 +592,7 @@ package final class SegmentStore: Sendable {
     // MARK: - Scanning
 
     /// A record found by `scan`.
-    package struct ScannedRecord: Sendable {
+    package struct ScannedRecord: Sendable, Equatable {
         package var header: EntryFile.Header
         /// Where its block (or, in a file of version 2, the record itself) starts.
         package var offset: Int
@@ -570,6 +600,13 @@ package final class SegmentStore: Sendable {
         package var index: Int
         /// What it costs: its share of its block, or the record's length.
         package var length: Int
+
+        package init(header: EntryFile.Header, offset: Int, index: Int, length: Int) {
+            self.header = header
+            self.offset = offset
+            self.index = index
+            self.length = length
+        }
 
         /// Its location, in the segment file `segment`.
         package func location(in segment: UInt32) -> RecordLocation {
