@@ -132,8 +132,11 @@ extension Kache {
         let stale = manifest == nil || disk.isManifestStale || manifest!.listsPendingVersion
         // Appends from now on go to new files; the ones there are only read.
         _ = disk.segments.sealAll()
-        let found = stale ? try storage { () throws(StorageError) in try records.findRecords(atOpen: atOpen) } : nil
-        if found != nil { disk.noteChange() }
+        // A current manifest of version 4 lists where the settled entries are, and their records are read from the segments' hints.
+        let listsPlaces = manifest?.livePlaces != nil
+        let found = stale || listsPlaces
+            ? try storage { () throws(StorageError) in try records.findRecords(atOpen: atOpen, segmentsOnly: !stale) } : nil
+        if stale { disk.noteChange() }
         let footprint = disk.measureFootprint()
         if let limit = configuration.diskBudget {
             let least = store.withLock { $0.diskUseAlone(fileLength: 0, keyBytes: 0, footprint: footprint) }
@@ -150,10 +153,14 @@ extension Kache {
             disk.segments.restartAccounting(latestSequences: found?.latestSequences ?? [:])
             if damagedManifest { state.counters.quarantined += 1 }
             var deadFiles: [FoundRecord] = []
-            if let manifest { state.restoreKeySpaces(from: manifest, withEntries: found == nil) }
+            if let manifest { state.restoreKeySpaces(from: manifest, withEntries: !stale) }
             if let found {
                 state.counters.quarantined += UInt64(found.damaged)
-                deadFiles = state.restore(found: found.records, checkpoint: manifest)
+                if stale {
+                    deadFiles = state.restore(found: found.records, checkpoint: manifest)
+                } else if let manifest {
+                    state.restoreSettled(found: found.records, from: manifest)
+                }
             }
             disk.segments.noteCheckpoint(stale ? (manifest?.nextSequence ?? 0) : state.nextSequence)
             var removals = state.sweep(now: now)

@@ -2,8 +2,10 @@ import Foundation
 import KacheStorage
 
 /// The snapshot `save()` writes: every key space (name, kind, capacity,
-/// counters) and every entry's metadata, so that opening a directory rebuilds
-/// the index without opening a single entry file. Specified in docs/FORMAT.md.
+/// counters), the checkpoint, the entries in files of their own, and which
+/// records of the segment files hold live entries, so that opening a
+/// directory rebuilds the index from the manifest and the segments' hints
+/// (`SegmentHint`), without reading a value. Specified in docs/FORMAT.md.
 ///
 /// ```
 /// magic "KMAN" · checksum u64 (XXH64 of everything after it) · version u16 · reserved u16
@@ -14,10 +16,18 @@ import KacheStorage
 ///              place u64 · diskSequence u64 (place: a `RecordLocation`'s, 0 for a file of
 ///              its own; diskSequence: the version at that location, older than
 ///              `sequence` while the newer one was still being written)
+/// segmentCount u32
+/// per segment: id u32 · liveCount u32 · liveCount varints (each live record's
+///              offset << 8 | index, less the one before it; the first less 0)
 /// ```
 ///
+/// The entries listed are those not settled in a segment: in a file of their
+/// own, or with a version still being written. A settled entry is the
+/// segment record its place names, and the manifest only lists that place.
+///
 /// `nextSequence` is also the checkpoint: every record with a lower sequence
-/// is live if and only if the manifest lists it. Version 2 (segment u32 ·
+/// is live if and only if the manifest lists it or its place. Version 3 (every
+/// entry listed, no places after the key spaces), version 2 (segment u32 ·
 /// offset u32 where version 3 has the place) and version 1 (no locations,
 /// every entry in a file of its own) are still read.
 struct Manifest: Sendable, Equatable {
@@ -70,14 +80,17 @@ struct Manifest: Sendable, Equatable {
     }
 
     static let magic: [UInt8] = Array("KMAN".utf8)
-    static let version: UInt16 = 3
-    static let readableVersions: ClosedRange<UInt16> = 1 ... 3
+    static let version: UInt16 = 4
+    static let readableVersions: ClosedRange<UInt16> = 1 ... 4
     static let checksumOffset = 4
     /// Where the bytes the checksum covers begin.
     static let bodyOffset = 12
     /// The fixed parts of the layout: the header, a key space without its
-    /// name, an entry without its key (in the version written).
+    /// name, an entry without its key (in the version written), the count of
+    /// segments and a segment's header.
     static let headerLength = 4 + 8 + 2 + 2 + 8 + 8 + 8 + 4
+    static let segmentListHeader = 4
+    static let segmentHeader = 4 + 4
     static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
     static let smallestEntry = smallestEntry(version: version)
     private static func smallestEntry(version: UInt16) -> Int { version == 1 ? 2 + 8 + 8 + 4 + 4 : 2 + 8 + 8 + 4 + 4 + 4 + 4 + 8 }
@@ -87,11 +100,44 @@ struct Manifest: Sendable, Equatable {
     /// The disk budget of the instance that saved it (for `kache inspect`).
     var diskBudget: Int?
     var spaces: [Space]
+    /// The places (`RecordLocation.place`) of the records that hold settled
+    /// entries, ascending, by segment; nil in versions before 4, which list every entry.
+    var livePlaces: [UInt32: [UInt64]]?
 
     /// The length of `encoded()` for key spaces whose names take
-    /// `spaceNameBytes` in all, holding `entries` entries whose keys take `keyBytes`.
-    static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int) -> Int {
-        headerLength + spaces * smallestSpace + spaceNameBytes + entries * smallestEntry + keyBytes
+    /// `spaceNameBytes` in all, listing `entries` entries whose keys take
+    /// `keyBytes`, and the live places' `livePlaceBytes` (`encodeLivePlaces`).
+    static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int, livePlaceBytes: Int = segmentListHeader) -> Int {
+        headerLength + spaces * smallestSpace + spaceNameBytes + entries * smallestEntry + keyBytes + livePlaceBytes
+    }
+
+    /// The list of live places as the manifest stores it, after the key spaces.
+    /// - Parameter places: every live place, in any order (sorted here).
+    static func encodeLivePlaces(_ places: [UInt64]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(segmentListHeader + places.count * 2)
+        let sorted = places.sorted()
+        var segments: [(id: UInt32, range: Range<Int>)] = []
+        var start = 0
+        while start < sorted.count {
+            let id = UInt32(truncatingIfNeeded: sorted[start] >> 32)
+            var end = start + 1
+            while end < sorted.count, sorted[end] >> 32 == sorted[start] >> 32 { end += 1 }
+            segments.append((id, start ..< end))
+            start = end
+        }
+        bytes.appendInteger(UInt32(segments.count))
+        for (id, range) in segments {
+            bytes.appendInteger(id)
+            bytes.appendInteger(UInt32(range.count))
+            var previous: UInt64 = 0
+            for place in sorted[range] {
+                let within = place & 0xFFFF_FFFF
+                bytes.appendVarint(within - previous)
+                previous = within
+            }
+        }
+        return bytes
     }
 
     /// The manifest's bytes.
@@ -103,7 +149,8 @@ struct Manifest: Sendable, Equatable {
                 entryCount: space.entries.count, keyBytes: space.entries.reduce(0) { $0 + $1.key.utf8.count }
             )
         }
-        return ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: diskBudget, spaces: summaries) { emit in
+        let livePlaces = Manifest.encodeLivePlaces(livePlaces.map { $0.values.flatMap(\.self) } ?? [])
+        return ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: diskBudget, spaces: summaries, livePlaces: livePlaces) { emit in
             for (index, space) in spaces.enumerated() {
                 for entry in space.entries { emit(index, entry) }
             }
@@ -169,6 +216,7 @@ struct Manifest: Sendable, Equatable {
                 }
                 spaces.append(Space(name: name, kind: kind, capacity: capacity, counters: counters, entries: entries))
             }
+            if version >= 4 { livePlaces = try Self.readLivePlaces(&reader) }
             guard reader.remaining == 0 else { throw Damage.malformed }
         } catch let damage as Damage {
             throw damage
@@ -177,11 +225,49 @@ struct Manifest: Sendable, Equatable {
         }
     }
 
-    init(savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int? = nil, spaces: [Space]) {
+    private static func readLivePlaces(_ reader: inout BinaryReader) throws -> [UInt32: [UInt64]] {
+        let segmentCount = Int(try reader.read(UInt32.self))
+        guard segmentCount <= reader.remaining / segmentHeader else { throw Damage.malformed }
+        var places: [UInt32: [UInt64]] = [:]
+        places.reserveCapacity(segmentCount)
+        for _ in 0 ..< segmentCount {
+            let id = try reader.read(UInt32.self)
+            let count = Int(try reader.read(UInt32.self))
+            // A varint takes a byte at least.
+            guard id != 0, places[id] == nil, count > 0, count <= reader.remaining else { throw Damage.malformed }
+            var list: [UInt64] = []
+            list.reserveCapacity(count)
+            var within: UInt64 = 0
+            for number in 0 ..< count {
+                let step = try reader.readVarint()
+                guard number == 0 || step > 0, step <= 0xFFFF_FFFF - within else { throw Damage.malformed }
+                within += step
+                list.append(UInt64(id) << 32 | within)
+            }
+            places[id] = list
+        }
+        return places
+    }
+
+    init(savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int? = nil, spaces: [Space], livePlaces: [UInt32: [UInt64]]? = [:]) {
         self.savedAt = savedAt
         self.nextSequence = nextSequence
         self.diskBudget = diskBudget
         self.spaces = spaces
+        self.livePlaces = livePlaces
+    }
+
+    /// Whether the manifest names `location` as the record of a settled entry.
+    /// - Complexity: O(log n) in its segment's live records.
+    func listsLivePlace(_ location: RecordLocation) -> Bool {
+        guard !location.isOwnFile, let places = livePlaces?[location.segment] else { return false }
+        var low = 0
+        var high = places.count
+        while low < high {
+            let middle = (low + high) / 2
+            if places[middle] < location.place { low = middle + 1 } else { high = middle }
+        }
+        return low < places.count && places[low] == location.place
     }
 }
 

@@ -15,14 +15,22 @@ struct ManifestSnapshot: Sendable {
 
 extension StoreState {
     /// The manifest of the index as it is now, encoded, without a `Manifest`
-    /// value in between (`ManifestEncoder` says why).
-    /// - Complexity: O(entries): two passes over the index.
+    /// value in between (`ManifestEncoder` says why). An entry settled in a
+    /// segment (its version written there) is listed by its place alone;
+    /// the others (files of their own, versions being written) in full.
+    /// - Complexity: O(entries): two passes over the index, and a sort of the places.
     func manifestSnapshot(savedAt: Timestamp) -> ManifestSnapshot {
         var entryCounts = [Int](repeating: 0, count: spaces.count)
         var keyBytes = [Int](repeating: 0, count: spaces.count)
-        index.forEachKey { space, key in
-            entryCounts[space] += 1
-            keyBytes[space] += key.utf8.count
+        var livePlaces: [UInt64] = []
+        livePlaces.reserveCapacity(spaces.reduce(0) { $0 + $1.count })
+        index.forEach { space, key, record, _ in
+            if let location = record.location, Self.isSettledInSegment(record, at: location) {
+                livePlaces.append(location.place)
+            } else {
+                entryCounts[space] += 1
+                keyBytes[space] += key.utf8.count
+            }
         }
         let summaries = spaces.indices.map { space in
             ManifestEncoder.Space(
@@ -31,8 +39,13 @@ extension StoreState {
             )
         }
         var listsPendingVersion = false
-        let bytes = ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries) { emit in
+        let encodedPlaces = Manifest.encodeLivePlaces(livePlaces)
+        livePlaces = []
+        let bytes = ManifestEncoder.encode(
+            savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries, livePlaces: encodedPlaces
+        ) { emit in
             index.forEach { space, key, record, _ in
+                if let location = record.location, Self.isSettledInSegment(record, at: location) { return }
                 if record.isPendingWrite { listsPendingVersion = true }
                 emit(space, Manifest.Entry(
                     key: key, expiry: record.expiry, sequence: record.sequence,
@@ -42,6 +55,11 @@ extension StoreState {
             }
         }
         return ManifestSnapshot(bytes: bytes, nextSequence: nextSequence, mutations: mutations, listsPendingVersion: listsPendingVersion)
+    }
+
+    /// Whether `record`'s current version is written, at `location` in a segment.
+    private static func isSettledInSegment(_ record: EntryRecord, at location: RecordLocation) -> Bool {
+        !location.isOwnFile && !record.isPendingWrite && record.diskSequence == record.sequence
     }
 
     /// Forgets every entry (key spaces and counters stay) before a restore.
@@ -82,13 +100,58 @@ extension StoreState {
         }
     }
 
+    /// Restores the settled entries of a current manifest of version 4: the
+    /// records in `found` (read from the segments' hints) at the places it lists.
+    /// Its other entries are `restoreKeySpaces`'s.
+    /// - Complexity: O(records log records).
+    mutating func restoreSettled(found: [FoundRecord], from manifest: Manifest) {
+        var live: [RecordLocation] = []
+        defer { segments?.noteLive(live) }
+        live.reserveCapacity(found.count)
+        var queued: [(space: Int, record: FoundRecord)] = []
+        var numbers: [String: Int?] = [:]
+        for record in found where manifest.listsLivePlace(record.location) {
+            let header = record.header
+            guard !header.isTombstone, let space = number(ofSpace: header.space, kind: header.kind, in: &numbers) else { continue }
+            // Queue order is write order: those go last, by sequence.
+            guard spaces[space].kind != .queue else {
+                queued.append((space, record))
+                continue
+            }
+            restore(space: space, key: header.key, expiry: header.expiry, sequence: header.sequence,
+                    rawSize: header.rawLength, location: record.location, live: &live)
+        }
+        for (space, record) in queued.sorted(by: { $0.record.header.sequence < $1.record.header.sequence }) {
+            let header = record.header
+            restore(space: space, key: header.key, expiry: header.expiry, sequence: header.sequence,
+                    rawSize: header.rawLength, location: record.location, live: &live)
+        }
+        nextSequence = max(nextSequence, manifest.nextSequence)
+    }
+
+    /// The number of the key space a record names, created with the kind it
+    /// says if it is new (unbounded until the application opens it again);
+    /// nil when the name belongs to a key space of another kind. `numbers`
+    /// remembers the answers, so that each name is looked up once.
+    private mutating func number(ofSpace name: String, kind: UInt8, in numbers: inout [String: Int?]) -> Int? {
+        if let known = numbers[name] { return known }
+        let number: Int?
+        switch spaces.findOrAdd(named: name, kind: KeySpace.Kind(record: kind), capacity: .max) {
+        case let .found(space), let .added(space): number = space
+        case .otherKind, .full: number = nil
+        }
+        numbers[name] = number
+        return number
+    }
+
     /// Restores entries from the records found on disk, when the manifest is
     /// stale or missing. `manifest` (if any) is the last checkpoint: a record
     /// older than it is live only if it lists that very version (or names it
-    /// as the version on disk while a newer one was being written); newer records
-    /// and tombstones are replayed, the newest version of each key winning. A
-    /// key space not known yet is created with the kind its records say,
-    /// unbounded until the application opens it again with a capacity.
+    /// as the version on disk while a newer one was being written), or lists
+    /// its place; newer records and tombstones are replayed, the newest
+    /// version of each key winning. A key space not known yet is created with
+    /// the kind its records say, unbounded until the application opens it
+    /// again with a capacity.
     /// - Returns: files of their own that hold no live entry (to delete).
     /// - Complexity: O(records log records).
     mutating func restore(found: [FoundRecord], checkpoint manifest: Manifest?) -> [FoundRecord] {
@@ -102,17 +165,23 @@ extension StoreState {
             listed[space.name] = keys
         }
         struct Name: Hashable { var space: String; var key: String }
+        // Records the checkpoint settled at their places: one per key, and older
+        // than any record replayed, so they need no search for the newest.
+        var settled: [FoundRecord] = []
         var newest: [Name: FoundRecord] = [:]
-        newest.reserveCapacity(found.count)
         var dead: [FoundRecord] = []
         for record in found {
             let header = record.header
-            let versions = listed[header.space]?[header.key]
-            if header.sequence < checkpoint,
-               header.isTombstone || (versions?.sequence != header.sequence && versions?.onDisk != header.sequence)
-            {
-                if record.location.isOwnFile { dead.append(record) }
-                continue
+            if header.sequence < checkpoint {
+                if !header.isTombstone, manifest?.listsLivePlace(record.location) == true {
+                    settled.append(record)
+                    continue
+                }
+                let versions = listed[header.space]?[header.key]
+                if header.isTombstone || (versions?.sequence != header.sequence && versions?.onDisk != header.sequence) {
+                    if record.location.isOwnFile { dead.append(record) }
+                    continue
+                }
             }
             let name = Name(space: header.space, key: header.key)
             if let current = newest[name] {
@@ -126,19 +195,19 @@ extension StoreState {
         }
         var live: [RecordLocation] = []
         defer { segments?.noteLive(live) }
-        for record in newest.values.sorted(by: { $0.header.sequence < $1.header.sequence }) {
+        var numbers: [String: Int?] = [:]
+        // The settled first, unless a replayed record replaces or removes them; then the replayed, in write order.
+        let replayed = newest.values.sorted { $0.header.sequence < $1.header.sequence }
+        let settledLive = newest.isEmpty ? settled : settled.filter { newest[Name(space: $0.header.space, key: $0.header.key)] == nil }
+        for record in settledLive.sorted(by: { $0.header.sequence < $1.header.sequence }) + replayed {
             let header = record.header
             nextSequence = max(nextSequence, header.sequence + 1)
             if header.isTombstone {
                 if record.location.isOwnFile { dead.append(record) }
                 continue
             }
-            let index: Int
-            switch spaces.findOrAdd(named: header.space, kind: KeySpace.Kind(record: header.kind), capacity: .max) {
-            case let .found(space), let .added(space): index = space
-            case .otherKind, .full: continue
-            }
-            restore(space: index, key: header.key, expiry: header.expiry, sequence: header.sequence,
+            guard let space = number(ofSpace: header.space, kind: header.kind, in: &numbers) else { continue }
+            restore(space: space, key: header.key, expiry: header.expiry, sequence: header.sequence,
                     rawSize: header.rawLength, location: record.location, live: &live)
         }
         nextSequence = max(nextSequence, checkpoint)

@@ -413,6 +413,11 @@ struct IndexBuilder {
                     entries.append((restored, index, entry.expiry))
                 }
             }
+            // Version 4 lists a settled entry by its record's place alone.
+            for file in files where !file.header.isTombstone && manifest.listsLivePlace(file.location) {
+                guard let index = spaceIndex[file.header.space] else { continue }
+                entries.append((CacheDirectory.Entry(header: file.header, fileLength: file.fileLength, file: file.file, location: file.location), index, file.header.expiry))
+            }
             unindexedFiles = files.count(where: { $0.location.isOwnFile && !listed.contains($0.file) })
         } else {
             // The engine's own rebuild after a crash: the checkpoint rule, tombstones, newest version wins.
