@@ -13,11 +13,7 @@ import Testing
         .init(name: "jobs", kind: .queue, capacity: 10, counters: .init(evictions: 0, expirations: 0, pushes: 9, pops: 8), entries: [
             .init(key: "17", expiry: 30, sequence: 17, rawSize: 5, fileSize: 60),
         ]),
-    ], livePlaces: [
-        3: [RecordLocation(segment: 3, offset: 0, index: 0, length: 1).place, RecordLocation(segment: 3, offset: 0, index: 1, length: 1).place,
-            RecordLocation(segment: 3, offset: 900, index: 7, length: 1).place],
-        7: [RecordLocation(segment: 7, offset: 15 << 20, index: 255, length: 1).place],
-    ])
+    ], liveSequences: [0, 3, 4, 5, 900, 1 << 40])
 
     func decode(_ bytes: [UInt8]) -> Result<Manifest, Manifest.Damage> {
         bytes.withUnsafeBytes { raw in Result { () throws(Manifest.Damage) in try Manifest(decoding: raw) } }
@@ -37,40 +33,37 @@ import Testing
             )
         }
         let mixed = [(2, manifest.spaces[2].entries[0]), (0, manifest.spaces[0].entries[0]), (0, manifest.spaces[0].entries[1])]
-        let places = Manifest.encodeLivePlaces(manifest.livePlaces!.values.flatMap(\.self).reversed())
-        let bytes = ManifestEncoder.encode(savedAt: 99, nextSequence: 1000, diskBudget: 1 << 30, spaces: summaries, livePlaces: places) { emit in
+        let live = Manifest.encodeLiveSequences(manifest.liveSequences.reversed())
+        let bytes = ManifestEncoder.encode(savedAt: 99, nextSequence: 1000, diskBudget: 1 << 30, spaces: summaries, liveSequences: live) { emit in
             for (space, entry) in mixed { emit(space, entry) }
         }
         #expect(bytes == manifest.encoded())
         #expect(try decode(bytes).get() == manifest)
-        #expect(bytes.count == Manifest.encodedLength(spaceNameBytes: 11, spaces: 3, entries: 3, keyBytes: 8, livePlaceBytes: places.count))
+        #expect(bytes.count == Manifest.encodedLength(spaceNameBytes: 11, spaces: 3, entries: 3, keyBytes: 8, liveSequenceBytes: live.count))
     }
 
-    /// A settled entry is found by its place, and only by its exact place.
-    @Test func livePlacesAreFoundAndNothingElseIs() throws {
+    /// A settled entry's version is found, and no other.
+    @Test func liveSequencesAreFoundAndNothingElseIs() throws {
         let decoded = try decode(manifest.encoded()).get()
-        for place in manifest.livePlaces!.values.flatMap(\.self) {
-            #expect(decoded.listsLivePlace(RecordLocation(place: place, length: 1)))
-            #expect(!decoded.listsLivePlace(RecordLocation(place: place + 1, length: 1)) || manifest.livePlaces!.values.contains { $0.contains(place + 1) })
+        for sequence in UInt64(0) ... 1000 {
+            #expect(decoded.listsLiveSequence(sequence) == manifest.liveSequences.contains(sequence), "\(sequence)")
         }
-        #expect(!decoded.listsLivePlace(RecordLocation(segment: 4, offset: 0, index: 0, length: 1)))
-        #expect(!decoded.listsLivePlace(.ownFile(length: 10)))
+        #expect(decoded.listsLiveSequence(1 << 40) && !decoded.listsLiveSequence(1 << 40 + 1))
     }
 
     /// Version 3 listed every entry and no places: it is read, and lists no places.
     @Test func aVersion3ManifestIsRead() throws {
         var version3 = manifest
-        version3.livePlaces = [:]
+        version3.liveSequences = []
         var bytes = version3.encoded()
-        // Version 3 is version 4 without the segment count that ends it.
+        // Version 3 is version 4 without the count of live sequences that ends it.
         #expect(bytes.suffix(4) == [0, 0, 0, 0])
         bytes.removeLast(4)
         bytes[12] = 3
         let checksum = bytes.withUnsafeBytes { XXHash64.hash(UnsafeRawBufferPointer(rebasing: $0[12...])) }
         withUnsafeBytes(of: checksum.littleEndian) { for (i, b) in $0.enumerated() { bytes[4 + i] = b } }
         let decoded = try decode(bytes).get()
-        #expect(decoded.livePlaces == nil)
-        #expect(decoded.spaces == manifest.spaces && decoded.nextSequence == manifest.nextSequence)
+        #expect(decoded == version3)
     }
 
     @Test func anyFlippedByteOrTruncationIsRejected() {

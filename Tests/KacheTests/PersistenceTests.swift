@@ -40,7 +40,7 @@ import Testing
 
     /// The index hands the manifest its entries shard by shard, key spaces
     /// mixed: each must be listed once, under its own key space (files of
-    /// their own), or by its record's place alone (settled in a segment).
+    /// their own), or by its sequence alone (settled in a segment).
     @Test(arguments: [true, false])
     func theManifestListsEveryEntryOnceUnderItsOwnKeySpace(filePerEntry: Bool) throws {
         let dir = TemporaryDirectory()
@@ -55,13 +55,13 @@ import Testing
         try cache.save()
         let bytes = [UInt8](try Data(contentsOf: dir.url.appendingPathComponent("manifest")))
         let manifest = try bytes.withUnsafeBytes { raw throws(Manifest.Damage) in try Manifest(decoding: raw) }
-        let places = manifest.livePlaces?.values.flatMap(\.self) ?? []
+        let live = manifest.liveSequences
         guard filePerEntry else {
             #expect(manifest.spaces.allSatisfy { $0.entries.isEmpty })
-            #expect(places.count == cache.statistics.entries && Set(places).count == places.count)
+            #expect(live.count == cache.statistics.entries && Set(live).count == live.count)
             return
         }
-        #expect(places.isEmpty)
+        #expect(live.isEmpty)
         let keys = Dictionary(uniqueKeysWithValues: manifest.spaces.map { ($0.name, $0.entries.map(\.key)) })
         #expect(Set(keys[""] ?? []) == Set((0 ..< 60).map { "k\($0)" }))
         #expect(Set(keys["avatars"] ?? []) == Set((0 ..< 60).map { "k\($0)" }))

@@ -221,6 +221,33 @@ import Testing
         #expect(cache.statistics.entries == 2001)
     }
 
+    /// Compaction copies live records forward with their sequences and deletes
+    /// the original; a crash before the next checkpoint must find the copies
+    /// live, though the last manifest named the originals.
+    @Test func aCrashRightAfterCompactionLosesNothing() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        var configuration = Kache.Configuration.testing(.sync, clock: clock, memoryBudget: 0)
+        configuration.diskBudget = nil
+        do {
+            let cache = try Kache(directory: dir.url, configuration: configuration)
+            for i in 0 ..< 2000 { try cache.set(compressible(1024, seed: i), forKey: "long\(i)", ttl: .seconds(7200)) }
+            // Replace most of them, into another expiry bucket's file: the first file is mostly dead.
+            for i in 0 ..< 1600 { try cache.set(compressible(1024, seed: 10_000 + i), forKey: "long\(i)", ttl: .seconds(600)) }
+            let before = cache.statistics
+            // The checkpoint covers the first file: the save compacts it after writing the manifest.
+            try cache.save()
+            #expect(cache.statistics.segmentBytes < before.segmentBytes, "compacted")
+            cache.abandonForTesting()
+        }
+        let cache = try Kache(directory: dir.url, configuration: configuration)
+        for i in 0 ..< 2000 {
+            #expect(cache.data(forKey: "long\(i)") == compressible(1024, seed: i < 1600 ? 10_000 + i : i), "long\(i)")
+        }
+        #expect(cache.statistics.entries == 2000)
+        cache.checkInvariants()
+    }
+
     @Test func aDirectoryWrittenWithAFilePerEntryOpensWithSegmentsAndBack() throws {
         let clock = ManualClock()
         let dir = TemporaryDirectory()

@@ -132,9 +132,9 @@ extension Kache {
         let stale = manifest == nil || disk.isManifestStale || manifest!.listsPendingVersion
         // Appends from now on go to new files; the ones there are only read.
         _ = disk.segments.sealAll()
-        // A current manifest of version 4 lists where the settled entries are, and their records are read from the segments' hints.
-        let listsPlaces = manifest?.livePlaces != nil
-        let found = stale || listsPlaces
+        // A current manifest of version 4 lists the settled entries' versions; their records are read from the segments' hints.
+        let listsSettled = !(manifest?.liveSequences.isEmpty ?? true)
+        let found = stale || listsSettled
             ? try storage { () throws(StorageError) in try records.findRecords(atOpen: atOpen, segmentsOnly: !stale) } : nil
         if stale { disk.noteChange() }
         let footprint = disk.measureFootprint()

@@ -2,8 +2,8 @@ import Foundation
 import KacheStorage
 
 /// The snapshot `save()` writes: every key space (name, kind, capacity,
-/// counters), the checkpoint, the entries in files of their own, and which
-/// records of the segment files hold live entries, so that opening a
+/// counters), the checkpoint, the entries in files of their own, and the
+/// versions of the entries settled in segment files, so that opening a
 /// directory rebuilds the index from the manifest and the segments' hints
 /// (`SegmentHint`), without reading a value. Specified in docs/FORMAT.md.
 ///
@@ -16,18 +16,18 @@ import KacheStorage
 ///              place u64 · diskSequence u64 (place: a `RecordLocation`'s, 0 for a file of
 ///              its own; diskSequence: the version at that location, older than
 ///              `sequence` while the newer one was still being written)
-/// segmentCount u32
-/// per segment: id u32 · liveCount u32 · liveCount varints (each live record's
-///              offset << 8 | index, less the one before it; the first less 0)
+/// liveCount u32 · liveCount varints (the sequences of the settled entries,
+///              ascending, each less the one before; the first less 0)
 /// ```
 ///
 /// The entries listed are those not settled in a segment: in a file of their
-/// own, or with a version still being written. A settled entry is the
-/// segment record its place names, and the manifest only lists that place.
+/// own, or with a version still being written. A settled entry is listed by
+/// its sequence alone, which names its record wherever compaction moved it
+/// (a place would name the copy compaction deleted after the checkpoint).
 ///
 /// `nextSequence` is also the checkpoint: every record with a lower sequence
-/// is live if and only if the manifest lists it or its place. Version 3 (every
-/// entry listed, no places after the key spaces), version 2 (segment u32 ·
+/// is live if and only if the manifest lists it or its sequence. Version 3
+/// (every entry listed, nothing after the key spaces), version 2 (segment u32 ·
 /// offset u32 where version 3 has the place) and version 1 (no locations,
 /// every entry in a file of its own) are still read.
 struct Manifest: Sendable, Equatable {
@@ -89,8 +89,7 @@ struct Manifest: Sendable, Equatable {
     /// name, an entry without its key (in the version written), the count of
     /// segments and a segment's header.
     static let headerLength = 4 + 8 + 2 + 2 + 8 + 8 + 8 + 4
-    static let segmentListHeader = 4
-    static let segmentHeader = 4 + 4
+    static let liveListHeader = 4
     static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
     static let smallestEntry = smallestEntry(version: version)
     private static func smallestEntry(version: UInt16) -> Int { version == 1 ? 2 + 8 + 8 + 4 + 4 : 2 + 8 + 8 + 4 + 4 + 4 + 4 + 8 }
@@ -100,42 +99,27 @@ struct Manifest: Sendable, Equatable {
     /// The disk budget of the instance that saved it (for `kache inspect`).
     var diskBudget: Int?
     var spaces: [Space]
-    /// The places (`RecordLocation.place`) of the records that hold settled
-    /// entries, ascending, by segment; nil in versions before 4, which list every entry.
-    var livePlaces: [UInt32: [UInt64]]?
+    /// The sequences of the settled entries (their current versions, written
+    /// in segments), ascending; empty in versions before 4, which list every entry.
+    var liveSequences: [UInt64]
 
     /// The length of `encoded()` for key spaces whose names take
     /// `spaceNameBytes` in all, listing `entries` entries whose keys take
-    /// `keyBytes`, and the live places' `livePlaceBytes` (`encodeLivePlaces`).
-    static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int, livePlaceBytes: Int = segmentListHeader) -> Int {
-        headerLength + spaces * smallestSpace + spaceNameBytes + entries * smallestEntry + keyBytes + livePlaceBytes
+    /// `keyBytes`, and the live sequences' `liveSequenceBytes` (`encodeLiveSequences`).
+    static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int, liveSequenceBytes: Int = liveListHeader) -> Int {
+        headerLength + spaces * smallestSpace + spaceNameBytes + entries * smallestEntry + keyBytes + liveSequenceBytes
     }
 
-    /// The list of live places as the manifest stores it, after the key spaces.
-    /// - Parameter places: every live place, in any order (sorted here).
-    static func encodeLivePlaces(_ places: [UInt64]) -> [UInt8] {
+    /// The live sequences as the manifest stores them, after the key spaces.
+    /// - Parameter sequences: every live sequence, in any order (sorted here).
+    static func encodeLiveSequences(_ sequences: [UInt64]) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(segmentListHeader + places.count * 2)
-        let sorted = places.sorted()
-        var segments: [(id: UInt32, range: Range<Int>)] = []
-        var start = 0
-        while start < sorted.count {
-            let id = UInt32(truncatingIfNeeded: sorted[start] >> 32)
-            var end = start + 1
-            while end < sorted.count, sorted[end] >> 32 == sorted[start] >> 32 { end += 1 }
-            segments.append((id, start ..< end))
-            start = end
-        }
-        bytes.appendInteger(UInt32(segments.count))
-        for (id, range) in segments {
-            bytes.appendInteger(id)
-            bytes.appendInteger(UInt32(range.count))
-            var previous: UInt64 = 0
-            for place in sorted[range] {
-                let within = place & 0xFFFF_FFFF
-                bytes.appendVarint(within - previous)
-                previous = within
-            }
+        bytes.reserveCapacity(liveListHeader + sequences.count * 2)
+        bytes.appendInteger(UInt32(sequences.count))
+        var previous: UInt64 = 0
+        for sequence in sequences.sorted() {
+            bytes.appendVarint(sequence - previous)
+            previous = sequence
         }
         return bytes
     }
@@ -149,8 +133,8 @@ struct Manifest: Sendable, Equatable {
                 entryCount: space.entries.count, keyBytes: space.entries.reduce(0) { $0 + $1.key.utf8.count }
             )
         }
-        let livePlaces = Manifest.encodeLivePlaces(livePlaces.map { $0.values.flatMap(\.self) } ?? [])
-        return ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: diskBudget, spaces: summaries, livePlaces: livePlaces) { emit in
+        let live = Manifest.encodeLiveSequences(liveSequences)
+        return ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: diskBudget, spaces: summaries, liveSequences: live) { emit in
             for (index, space) in spaces.enumerated() {
                 for entry in space.entries { emit(index, entry) }
             }
@@ -216,7 +200,7 @@ struct Manifest: Sendable, Equatable {
                 }
                 spaces.append(Space(name: name, kind: kind, capacity: capacity, counters: counters, entries: entries))
             }
-            if version >= 4 { livePlaces = try Self.readLivePlaces(&reader) }
+            liveSequences = version >= 4 ? try Self.readLiveSequences(&reader) : []
             guard reader.remaining == 0 else { throw Damage.malformed }
         } catch let damage as Damage {
             throw damage
@@ -225,49 +209,40 @@ struct Manifest: Sendable, Equatable {
         }
     }
 
-    private static func readLivePlaces(_ reader: inout BinaryReader) throws -> [UInt32: [UInt64]] {
-        let segmentCount = Int(try reader.read(UInt32.self))
-        guard segmentCount <= reader.remaining / segmentHeader else { throw Damage.malformed }
-        var places: [UInt32: [UInt64]] = [:]
-        places.reserveCapacity(segmentCount)
-        for _ in 0 ..< segmentCount {
-            let id = try reader.read(UInt32.self)
-            let count = Int(try reader.read(UInt32.self))
-            // A varint takes a byte at least.
-            guard id != 0, places[id] == nil, count > 0, count <= reader.remaining else { throw Damage.malformed }
-            var list: [UInt64] = []
-            list.reserveCapacity(count)
-            var within: UInt64 = 0
-            for number in 0 ..< count {
-                let step = try reader.readVarint()
-                guard number == 0 || step > 0, step <= 0xFFFF_FFFF - within else { throw Damage.malformed }
-                within += step
-                list.append(UInt64(id) << 32 | within)
-            }
-            places[id] = list
+    private static func readLiveSequences(_ reader: inout BinaryReader) throws -> [UInt64] {
+        let count = Int(try reader.read(UInt32.self))
+        // A varint takes a byte at least.
+        guard count <= reader.remaining else { throw Damage.malformed }
+        var sequences: [UInt64] = []
+        sequences.reserveCapacity(count)
+        var sequence: UInt64 = 0
+        for number in 0 ..< count {
+            let step = try reader.readVarint()
+            guard number == 0 || step > 0, step <= UInt64.max - sequence else { throw Damage.malformed }
+            sequence += step
+            sequences.append(sequence)
         }
-        return places
+        return sequences
     }
 
-    init(savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int? = nil, spaces: [Space], livePlaces: [UInt32: [UInt64]]? = [:]) {
+    init(savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int? = nil, spaces: [Space], liveSequences: [UInt64] = []) {
         self.savedAt = savedAt
         self.nextSequence = nextSequence
         self.diskBudget = diskBudget
         self.spaces = spaces
-        self.livePlaces = livePlaces
+        self.liveSequences = liveSequences
     }
 
-    /// Whether the manifest names `location` as the record of a settled entry.
-    /// - Complexity: O(log n) in its segment's live records.
-    func listsLivePlace(_ location: RecordLocation) -> Bool {
-        guard !location.isOwnFile, let places = livePlaces?[location.segment] else { return false }
+    /// Whether the manifest names `sequence` as the version of a settled entry.
+    /// - Complexity: O(log n) in the settled entries.
+    func listsLiveSequence(_ sequence: UInt64) -> Bool {
         var low = 0
-        var high = places.count
+        var high = liveSequences.count
         while low < high {
             let middle = (low + high) / 2
-            if places[middle] < location.place { low = middle + 1 } else { high = middle }
+            if liveSequences[middle] < sequence { low = middle + 1 } else { high = middle }
         }
-        return low < places.count && places[low] == location.place
+        return low < liveSequences.count && liveSequences[low] == sequence
     }
 }
 

@@ -16,17 +16,17 @@ struct ManifestSnapshot: Sendable {
 extension StoreState {
     /// The manifest of the index as it is now, encoded, without a `Manifest`
     /// value in between (`ManifestEncoder` says why). An entry settled in a
-    /// segment (its version written there) is listed by its place alone;
+    /// segment (its version written there) is listed by its sequence alone;
     /// the others (files of their own, versions being written) in full.
     /// - Complexity: O(entries): two passes over the index, and a sort of the places.
     func manifestSnapshot(savedAt: Timestamp) -> ManifestSnapshot {
         var entryCounts = [Int](repeating: 0, count: spaces.count)
         var keyBytes = [Int](repeating: 0, count: spaces.count)
-        var livePlaces: [UInt64] = []
-        livePlaces.reserveCapacity(spaces.reduce(0) { $0 + $1.count })
+        var liveSequences: [UInt64] = []
+        liveSequences.reserveCapacity(spaces.reduce(0) { $0 + $1.count })
         index.forEach { space, key, record, _ in
             if let location = record.location, Self.isSettledInSegment(record, at: location) {
-                livePlaces.append(location.place)
+                liveSequences.append(record.sequence)
             } else {
                 entryCounts[space] += 1
                 keyBytes[space] += key.utf8.count
@@ -39,10 +39,10 @@ extension StoreState {
             )
         }
         var listsPendingVersion = false
-        let encodedPlaces = Manifest.encodeLivePlaces(livePlaces)
-        livePlaces = []
+        let encodedSequences = Manifest.encodeLiveSequences(liveSequences)
+        liveSequences = []
         let bytes = ManifestEncoder.encode(
-            savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries, livePlaces: encodedPlaces
+            savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries, liveSequences: encodedSequences
         ) { emit in
             index.forEach { space, key, record, _ in
                 if let location = record.location, Self.isSettledInSegment(record, at: location) { return }
@@ -101,7 +101,9 @@ extension StoreState {
     }
 
     /// Restores the settled entries of a current manifest of version 4: the
-    /// records in `found` (read from the segments' hints) at the places it lists.
+    /// records in `found` (read from the segments' hints) of the sequences it
+    /// lists. Two copies of one record (compaction's, and the original a crash
+    /// kept) restore as one.
     /// Its other entries are `restoreKeySpaces`'s.
     /// - Complexity: O(records log records).
     mutating func restoreSettled(found: [FoundRecord], from manifest: Manifest) {
@@ -110,7 +112,7 @@ extension StoreState {
         live.reserveCapacity(found.count)
         var queued: [(space: Int, record: FoundRecord)] = []
         var numbers: [String: Int?] = [:]
-        for record in found where manifest.listsLivePlace(record.location) {
+        for record in found where manifest.listsLiveSequence(record.header.sequence) {
             let header = record.header
             guard !header.isTombstone, let space = number(ofSpace: header.space, kind: header.kind, in: &numbers) else { continue }
             // Queue order is write order: those go last, by sequence.
@@ -148,7 +150,7 @@ extension StoreState {
     /// stale or missing. `manifest` (if any) is the last checkpoint: a record
     /// older than it is live only if it lists that very version (or names it
     /// as the version on disk while a newer one was being written), or lists
-    /// its place; newer records and tombstones are replayed, the newest
+    /// its sequence as settled; newer records and tombstones are replayed, the newest
     /// version of each key winning. A key space not known yet is created with
     /// the kind its records say, unbounded until the application opens it
     /// again with a capacity.
@@ -165,15 +167,15 @@ extension StoreState {
             listed[space.name] = keys
         }
         struct Name: Hashable { var space: String; var key: String }
-        // Records the checkpoint settled at their places: one per key, and older
-        // than any record replayed, so they need no search for the newest.
+        // Records the checkpoint lists as settled: one version per key (two copies
+        // at most, equal), older than any record replayed, so they need no search for the newest.
         var settled: [FoundRecord] = []
         var newest: [Name: FoundRecord] = [:]
         var dead: [FoundRecord] = []
         for record in found {
             let header = record.header
             if header.sequence < checkpoint {
-                if !header.isTombstone, manifest?.listsLivePlace(record.location) == true {
+                if !header.isTombstone, !record.location.isOwnFile, manifest?.listsLiveSequence(header.sequence) == true {
                     settled.append(record)
                     continue
                 }

@@ -390,6 +390,8 @@ struct IndexBuilder {
 
     init(manifest: Manifest?, useManifestEntries: Bool, files: [FoundFile]) {
         source = manifest != nil && useManifestEntries ? .manifest : .entryFiles
+        // Version 4 lists a settled entry by its sequence alone: the engine's rebuild finds its record.
+        let listsEveryEntry = manifest?.liveSequences.isEmpty ?? true
         addSpace(Manifest.Space(name: "", kind: .topLevel, capacity: .max, counters: KeySpaceCounters(), entries: []))
         for space in manifest?.spaces ?? [] {
             var bare = space
@@ -403,7 +405,7 @@ struct IndexBuilder {
                 addSpace(bare)
             }
         }
-        if source == .manifest, let manifest {
+        if source == .manifest, listsEveryEntry, let manifest {
             var listed = Set<String>()
             for space in manifest.spaces {
                 guard let index = spaceIndex[space.name], spaces[index].kind == space.kind else { continue }
@@ -412,11 +414,6 @@ struct IndexBuilder {
                     listed.insert(restored.file)
                     entries.append((restored, index, entry.expiry))
                 }
-            }
-            // Version 4 lists a settled entry by its record's place alone.
-            for file in files where !file.header.isTombstone && manifest.listsLivePlace(file.location) {
-                guard let index = spaceIndex[file.header.space] else { continue }
-                entries.append((CacheDirectory.Entry(header: file.header, fileLength: file.fileLength, file: file.file, location: file.location), index, file.header.expiry))
             }
             unindexedFiles = files.count(where: { $0.location.isOwnFile && !listed.contains($0.file) })
         } else {
