@@ -6,7 +6,12 @@ import Synchronization
 import Testing
 @testable import Kache
 
-@Suite struct AsyncAPITests {
+// Serialized: a test here holds every thread of the process's one I/O pool
+// (`BusyPool`), and another needs that pool free (each consumer's first pop).
+// Run side by side while long synchronous tests of other suites held both
+// cooperative threads, the holder was starved before it let go, and the
+// consumers' pops waited behind it past their 120 s.
+@Suite(.serialized) struct AsyncAPITests {
     /// More tasks than the cooperative pool has threads: a form that blocked a
     /// thread while it waited would stall the others.
     static let taskCount = 4 * ProcessInfo.processInfo.activeProcessorCount + 8
@@ -124,7 +129,8 @@ import Testing
         // 60 s, so that the test ends, and the check on the pool fails. A check on
         // the pool and not on a wall clock: with the whole suite on 2 cores, a
         // prompt return was once observed seconds late.
-        Task.detached { try? await Task.sleep(for: .seconds(60)); busy.release() }
+        // On a Dispatch thread, not a task: starved cooperative threads must not keep the pool held.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { busy.release() }
         let diskHits = cache.statistics.diskHits
         let queued = Locked(false)
         let read = IOThreadPool.$readQueued.withValue({ queued.withLock { $0 = true } }) {
