@@ -11,6 +11,20 @@ import Testing
         )
     }
 
+    /// A restore reserves room for what it will add: the entries already
+    /// there (some removed, their slots free) stay found, and the ones added after too.
+    @Test func reservingRoomKeepsEveryEntry() {
+        let index = EntryIndex()
+        for i in 0 ..< 500 { _ = index.upsert(space: i % 3, key: "k\(i)", record(UInt64(i + 1))) }
+        for i in stride(from: 0, to: 500, by: 7) { index.remove(space: i % 3, key: "k\(i)") }
+        index.reserveCapacity(20_000)
+        for i in 500 ..< 20_000 { _ = index.upsert(space: i % 3, key: "k\(i)", record(UInt64(i + 1))) }
+        for i in 0 ..< 20_000 {
+            let expected: UInt64? = i < 500 && i % 7 == 0 ? nil : UInt64(i + 1)
+            #expect(index.record(space: i % 3, key: "k\(i)")?.sequence == expected, "k\(i)")
+        }
+    }
+
     /// Random upserts and removals over a small key range (so slots are reused
     /// and removals shift runs back) against a dictionary, with every key of
     /// the range looked up after each step.

@@ -41,9 +41,10 @@ import Testing
         let (second, end, secondChecksum) = Self.records(start: middle, seed: 2)
         let hint = SegmentHint.chunk(first, covering: 0 ..< middle, lastBlockChecksum: firstChecksum)
             + SegmentHint.chunk(second, covering: middle ..< end, lastBlockChecksum: secondChecksum)
-        let (chunks, validLength) = SegmentHint.decode(hint)
+        var records: [SegmentStore.ScannedRecord] = []
+        let (chunks, validLength) = SegmentHint.decode(hint, into: &records)
         #expect(chunks.map(\.covering) == [0 ..< middle, middle ..< end])
-        #expect(chunks.map(\.records) == [first, second])
+        #expect(chunks.map { Array(records[$0.records]) } == [first, second])
         #expect(chunks.map(\.lastBlock.checksum) == [firstChecksum, secondChecksum])
         #expect(chunks.map(\.lastBlock.offset) == [first.last!.offset, second.last!.offset])
         #expect(validLength == hint.count)
@@ -56,19 +57,23 @@ import Testing
         let two = SegmentHint.chunk(second, covering: middle ..< end, lastBlockChecksum: secondChecksum)
         // Torn anywhere in the second chunk: the first stands.
         for cut in [1, SegmentHint.headerSize, two.count - 1] {
-            let (chunks, validLength) = SegmentHint.decode(one + two.prefix(cut))
+            var records: [SegmentStore.ScannedRecord] = []
+            let (chunks, validLength) = SegmentHint.decode(one + two.prefix(cut), into: &records)
             #expect(chunks.map(\.covering) == [0 ..< middle] && validLength == one.count, "cut at \(cut)")
+            #expect(records == first, "only the first chunk's records, cut at \(cut)")
         }
         // Every flipped bit in the first chunk ends the hint before it.
         for position in 0 ..< one.count {
             var damaged = one + two
             damaged[position] ^= 0x20
-            #expect(SegmentHint.decode(damaged).chunks.isEmpty, "a flipped bit at byte \(position)")
+            var records: [SegmentStore.ScannedRecord] = []
+            #expect(SegmentHint.decode(damaged, into: &records).chunks.isEmpty && records.isEmpty, "a flipped bit at byte \(position)")
         }
         // A chunk that does not start where the one before ended is not read: a gap would hide records.
         let (later, laterEnd, laterChecksum) = Self.records(start: end, seed: 3)
         let gap = SegmentHint.chunk(later, covering: end ..< laterEnd, lastBlockChecksum: laterChecksum)
-        #expect(SegmentHint.decode(one + gap).chunks.count == 1)
+        var records: [SegmentStore.ScannedRecord] = []
+        #expect(SegmentHint.decode(one + gap, into: &records).chunks.count == 1 && records == first)
     }
 
     // MARK: - Hints in a cache directory

@@ -60,6 +60,13 @@ final class EntryIndex: Sendable {
         Unmanaged.passUnretained(shards[index])._withUnsafeGuaranteedRef { $0.withLock(body) }
     }
 
+    /// Makes room for `count` entries in all, spread over the shards as keys
+    /// hash (with a margin), before a restore adds them.
+    func reserveCapacity(_ count: Int) {
+        let perShard = count / Self.shardCount + count / Self.shardCount / 8 + 16
+        for shard in shards.indices { withShard(shard) { $0.reserveCapacity($0.count + perShard) } }
+    }
+
     /// Once set, reads miss and the store refuses changes.
     var isClosed: Bool {
         get { closed.load(ordering: .acquiring) }

@@ -251,6 +251,19 @@ struct IndexShard: Sendable {
         buckets[index] = Self.tag(hash) | UInt32(slot + 1)
     }
 
+    /// Makes room for `count` entries in all, so that adding them neither
+    /// grows the table nor moves the slab (a restore knows its count).
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+        var size = buckets.count
+        while count * 4 > size * 3 { size *= 2 }
+        guard size > buckets.count else { return }
+        buckets = [UInt32](repeating: 0, count: size)
+        for slot in entries.indices where entries[slot].flags.contains(.occupied) {
+            place(slot: slot, hash: hashOf(slot: slot))
+        }
+    }
+
     /// Doubles the table and places every entry again.
     /// - Complexity: O(n), once per doubling.
     private mutating func grow() {

@@ -91,6 +91,7 @@ extension StoreState {
             }
             spaces[index].counters = saved.counters
             guard withEntries else { continue }
+            self.index.reserveCapacity(saved.entries.count)
             // Queue order is write order: restore by sequence.
             let entries = saved.kind == .queue ? saved.entries.sorted { $0.sequence < $1.sequence } : saved.entries
             // Only a manifest that lists no version still being written is restored from (`listsPendingVersion`).
@@ -107,9 +108,10 @@ extension StoreState {
     /// Its other entries are `restoreKeySpaces`'s.
     /// - Complexity: O(records log records).
     mutating func restoreSettled(found: [FoundRecord], from manifest: Manifest) {
+        index.reserveCapacity(manifest.liveSequences.count)
         var live: [RecordLocation] = []
         defer { segments?.noteLive(live) }
-        live.reserveCapacity(found.count)
+        live.reserveCapacity(manifest.liveSequences.count)
         var queued: [(space: Int, record: FoundRecord)] = []
         var numbers: [String: Int?] = [:]
         for record in found where manifest.listsLiveSequence(record.header.sequence) {

@@ -58,9 +58,10 @@ package enum SegmentHint {
         package var covering: Range<Int>
         /// Where its last block starts, and that block's checksum.
         package var lastBlock: (offset: Int, checksum: UInt64)
-        /// Their records, in order; a record of a block holds only its header
-        /// (`storedLength` is its raw length, and no flag but the tombstone's is kept).
-        package var records: [SegmentStore.ScannedRecord]
+        /// Where its records are in the array `decode` filled, in order; a
+        /// record of a block holds only its header (`storedLength` is its raw
+        /// length, and no flag but the tombstone's is kept).
+        package var records: Range<Int>
         /// Its length in the hint file.
         package var size: Int
     }
@@ -134,23 +135,30 @@ package enum SegmentHint {
 
     /// The chunks of a hint file, up to the first that does not check out or
     /// does not start where the one before ended, and where they end in
-    /// `bytes`. Checking them against their segment is the caller's.
-    package static func decode(_ bytes: Data) -> (chunks: [Chunk], validLength: Int) {
+    /// `bytes`; their records are appended to `records`, in one array for the
+    /// whole file (a million records come to a hundred megabytes: no copies).
+    /// Checking them against their segment is the caller's.
+    package static func decode(_ bytes: Data, into records: inout [SegmentStore.ScannedRecord]) -> (chunks: [Chunk], validLength: Int) {
         bytes.withUnsafeBytes { raw in
             var chunks: [Chunk] = []
             var offset = 0
-            while let (chunk, length) = try? decodeChunk(UnsafeRawBufferPointer(rebasing: raw[offset...])),
-                  chunk.covering.lowerBound == (chunks.last?.covering.upperBound ?? 0)
-            {
+            while offset < raw.count {
+                let start = records.count
+                guard let chunk = try? decodeChunk(UnsafeRawBufferPointer(rebasing: raw[offset...]), into: &records),
+                      chunk.covering.lowerBound == (chunks.last?.covering.upperBound ?? 0)
+                else {
+                    records.removeSubrange(start...)
+                    break
+                }
                 chunks.append(chunk)
-                offset += length
+                offset += chunk.size
             }
             return (chunks, offset)
         }
     }
 
-    /// The chunk at the start of `bytes`, and its length.
-    private static func decodeChunk(_ bytes: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (Chunk, Int) {
+    /// The chunk at the start of `bytes`, its records appended to `records`.
+    private static func decodeChunk(_ bytes: UnsafeRawBufferPointer, into records: inout [SegmentStore.ScannedRecord]) throws(EntryFile.Damage) -> Chunk {
         guard bytes.count >= headerSize else { throw .truncated(length: bytes.count) }
         guard bytes.prefix(4).elementsEqual(magic) else { throw .badMagic }
         func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
@@ -174,22 +182,24 @@ package enum SegmentHint {
               : storedLength == rawLength
         else { throw .lengthMismatch(expected: rawLength, actual: storedLength) }
         let stored = UnsafeRawBufferPointer(rebasing: bytes[headerSize ..< length])
-        let records: [SegmentStore.ScannedRecord]
+        let start = records.count
         if isCompressed {
             let body = UnsafeMutableRawBufferPointer.allocate(byteCount: rawLength, alignment: 8)
             defer { body.deallocate() }
             guard LZ4.decompress(stored, into: body) else { throw .undecompressible }
-            records = try parse(UnsafeRawBufferPointer(body), covering: first ..< end)
+            try parse(UnsafeRawBufferPointer(body), covering: first ..< end, into: &records)
         } else {
-            records = try parse(stored, covering: first ..< end)
+            try parse(stored, covering: first ..< end, into: &records)
         }
-        let chunk = Chunk(
-            covering: first ..< end, lastBlock: (records.last!.offset, field(Offset.lastBlockChecksum, UInt64.self)), records: records, size: length
+        return Chunk(
+            covering: first ..< end, lastBlock: (records.last!.offset, field(Offset.lastBlockChecksum, UInt64.self)),
+            records: start ..< records.count, size: length
         )
-        return (chunk, length)
     }
 
-    private static func parse(_ body: UnsafeRawBufferPointer, covering: Range<Int>) throws(EntryFile.Damage) -> [SegmentStore.ScannedRecord] {
+    private static func parse(
+        _ body: UnsafeRawBufferPointer, covering: Range<Int>, into records: inout [SegmentStore.ScannedRecord]
+    ) throws(EntryFile.Damage) {
         var reader = BinaryReader(body)
         do {
             let baseExpiry = try reader.read(Int64.self)
@@ -201,8 +211,7 @@ package enum SegmentHint {
                 guard let name = String(validUTF8: try reader.readBytes(Int(clamping: try reader.readVarint()))) else { throw EntryFile.Damage.invalidName }
                 spaces.append((name, kind))
             }
-            var records: [SegmentStore.ScannedRecord] = []
-            records.reserveCapacity(recordsPerChunk)
+            let start = records.count
             var offset = covering.lowerBound
             var index = -1
             while reader.remaining > 0 {
@@ -231,8 +240,7 @@ package enum SegmentHint {
                 )
                 records.append(SegmentStore.ScannedRecord(header: header, offset: offset, index: index, length: share))
             }
-            guard !records.isEmpty else { throw EntryFile.Damage.truncated(length: body.count) }
-            return records
+            guard records.count > start else { throw EntryFile.Damage.truncated(length: body.count) }
         } catch let damage as EntryFile.Damage {
             throw damage
         } catch {

@@ -121,6 +121,13 @@ package struct RecordScan: Sendable {
 
     private init() {}
 
+    /// The segment files and what they hold, taken out of the scan (so that
+    /// a caller can let each one's records go as it is done with them).
+    package mutating func takeSegments() -> [Segment] {
+        defer { segments = [] }
+        return segments
+    }
+
     /// Scans the directory at `root`.
     /// - Throws: when a folder can't be listed; under `.recovering`, also when
     ///   a file can't be opened or read.

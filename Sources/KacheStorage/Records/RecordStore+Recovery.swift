@@ -34,11 +34,16 @@ extension RecordStore {
     /// With `segmentsOnly`, only the segment files are read (through their
     /// hints): a current manifest lists the files of their own.
     package func findRecords(atOpen: Bool, segmentsOnly: Bool = false) throws(StorageError) -> FoundRecords {
-        let scan = try RecordScan(root: disk.root, depth: .checksums, policy: .recovering(disk, atOpen: atOpen), segmentsOnly: segmentsOnly)
+        var scan = try RecordScan(root: disk.root, depth: .checksums, policy: .recovering(disk, atOpen: atOpen), segmentsOnly: segmentsOnly)
         var found = FoundRecords()
         found.damaged = scan.quarantined
-        found.records = scan.files.map { FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength)) }
-        for segment in scan.segments {
+        // Each segment's records are let go once copied: at a million records, two copies at once took 200 MB.
+        var scanned = scan.takeSegments()
+        found.records.reserveCapacity(scan.files.count + scanned.reduce(0) { $0 + $1.contents.records.count })
+        found.records += scan.files.map { FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength)) }
+        for index in scanned.indices {
+            let segment = scanned[index]
+            defer { scanned[index].contents.records = [] }
             let records = segment.contents
             if records.validLength < segment.length {
                 files.logger.warning(

@@ -129,17 +129,22 @@ extension SegmentStore {
     /// - Throws: when the segment can't be read (the hint is only a shortcut:
     ///   one that can't be read is passed over).
     package func scan(_ file: SegmentFile, length: Int, rebuildingHint: Bool) throws(StorageError) -> HintedScan {
-        var hinted: [SegmentHint.Chunk] = []
+        var records: [ScannedRecord] = []
+        var covered = 0
         var hintBytes = 0
         var hintReadable = true
         var disagreed = false
         switch DiskStore.readWholeFile(path: hintPath(of: file.id)) {
         case let .bytes(data, _):
-            for chunk in SegmentHint.decode(data).chunks {
+            let decoded = SegmentHint.decode(data, into: &records)
+            var kept = 0
+            for chunk in decoded.chunks {
                 guard chunk.covering.upperBound <= length, Self.holds(file, chunk.lastBlock) else { break }
-                hinted.append(chunk)
+                covered = chunk.covering.upperBound
                 hintBytes += chunk.size
+                kept = chunk.records.upperBound
             }
+            records.removeSubrange(kept...)
             disagreed = hintBytes < data.count
         case .missing:
             break
@@ -147,20 +152,18 @@ extension SegmentStore {
             // Not this run's to mend: the segment is read whole instead.
             hintReadable = false
         }
-        let covered = hinted.last?.covering.upperBound ?? 0
         guard let tail = file.read(offset: covered, length: max(length - covered, 0)) else {
             throw .fileOperation("Reading a segment file", path: file.path, errno: errno)
         }
-        var scan = Scan()
-        scan.records.reserveCapacity(hinted.reduce(0) { $0 + $1.records.count })
-        for chunk in hinted { scan.records += chunk.records }
         let read = SegmentStore.scan(tail)
         let tailRecords = read.records.map { record in
             var record = record
             record.offset += covered
             return record
         }
-        scan.records += tailRecords
+        records += tailRecords
+        var scan = Scan()
+        scan.records = records
         scan.damagedRanges = read.damagedRanges.map { $0.lowerBound + covered ..< $0.upperBound + covered }
         scan.validLength = covered + read.validLength
         if rebuildingHint, hintReadable, disagreed || !tailRecords.isEmpty {
