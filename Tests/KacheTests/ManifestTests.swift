@@ -42,13 +42,17 @@ import Testing
         #expect(bytes.count == Manifest.encodedLength(spaceNameBytes: 11, spaces: 3, entries: 3, keyBytes: 8, liveSequenceBytes: live.count))
     }
 
-    /// A settled entry's version is found, and no other.
-    @Test func liveSequencesAreFoundAndNothingElseIs() throws {
-        let decoded = try decode(manifest.encoded()).get()
+    /// A settled entry's version is found, and no other: spread thin (a
+    /// search of the sorted list) or dense (a bitmap over their range).
+    @Test(arguments: [[UInt64]([0, 3, 4, 5, 900, 1 << 40]), [10, 11, 13, 70, 127, 128, 200]])
+    func settledVersionsAreFoundAndNothingElseIs(_ sequences: [UInt64]) throws {
+        var saved = manifest
+        saved.liveSequences = sequences
+        let settled = try decode(saved.encoded()).get().settledVersions
         for sequence in UInt64(0) ... 1000 {
-            #expect(decoded.listsLiveSequence(sequence) == manifest.liveSequences.contains(sequence), "\(sequence)")
+            #expect(settled.contains(sequence) == sequences.contains(sequence), "\(sequence)")
         }
-        #expect(decoded.listsLiveSequence(1 << 40) && !decoded.listsLiveSequence(1 << 40 + 1))
+        #expect(settled.contains(sequences.last!) && !settled.contains(sequences.last! + 1) && !settled.contains(.max))
     }
 
     /// Version 3 listed every entry and no places: it is read, and lists no places.

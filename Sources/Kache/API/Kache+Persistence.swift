@@ -159,7 +159,7 @@ extension Kache {
                 if stale {
                     deadFiles = state.restore(found: found.records, checkpoint: manifest)
                 } else if let manifest {
-                    state.restoreSettled(found: found.records, from: manifest)
+                    state.restoreSettled(found: found, from: manifest)
                 }
             }
             disk.segments.noteCheckpoint(stale ? (manifest?.nextSequence ?? 0) : state.nextSequence)

@@ -107,23 +107,26 @@ extension StoreState {
     /// kept) restore as one.
     /// Its other entries are `restoreKeySpaces`'s.
     /// - Complexity: O(records log records).
-    mutating func restoreSettled(found: [FoundRecord], from manifest: Manifest) {
+    mutating func restoreSettled(found: FoundRecords, from manifest: Manifest) {
         index.reserveCapacity(manifest.liveSequences.count)
         var live: [RecordLocation] = []
         defer { segments?.noteLive(live) }
         live.reserveCapacity(manifest.liveSequences.count)
+        let settled = manifest.settledVersions
         var queued: [(space: Int, record: FoundRecord)] = []
         var numbers: [String: Int?] = [:]
-        for record in found where manifest.listsLiveSequence(record.header.sequence) {
-            let header = record.header
-            guard !header.isTombstone, let space = number(ofSpace: header.space, kind: header.kind, in: &numbers) else { continue }
-            // Queue order is write order: those go last, by sequence.
-            guard spaces[space].kind != .queue else {
-                queued.append((space, record))
-                continue
+        for (segment, records) in found.segments {
+            for record in records where settled.contains(record.header.sequence) {
+                let header = record.header
+                guard !header.isTombstone, let space = number(ofSpace: header.space, kind: header.kind, in: &numbers) else { continue }
+                // Queue order is write order: those go last, by sequence.
+                guard spaces[space].kind != .queue else {
+                    queued.append((space, FoundRecord(header: header, location: record.location(in: segment))))
+                    continue
+                }
+                restore(space: space, key: header.key, expiry: header.expiry, sequence: header.sequence,
+                        rawSize: header.rawLength, location: record.location(in: segment), live: &live)
             }
-            restore(space: space, key: header.key, expiry: header.expiry, sequence: header.sequence,
-                    rawSize: header.rawLength, location: record.location, live: &live)
         }
         for (space, record) in queued.sorted(by: { $0.record.header.sequence < $1.record.header.sequence }) {
             let header = record.header
@@ -174,10 +177,11 @@ extension StoreState {
         var settled: [FoundRecord] = []
         var newest: [Name: FoundRecord] = [:]
         var dead: [FoundRecord] = []
+        let settledVersions = manifest?.settledVersions
         for record in found {
             let header = record.header
             if header.sequence < checkpoint {
-                if !header.isTombstone, !record.location.isOwnFile, manifest?.listsLiveSequence(header.sequence) == true {
+                if !header.isTombstone, !record.location.isOwnFile, settledVersions?.contains(header.sequence) == true {
                     settled.append(record)
                     continue
                 }

@@ -13,11 +13,25 @@ package struct FoundRecord: Sendable {
 
 /// What `RecordStore.findRecords` found.
 package struct FoundRecords: Sendable {
-    package var records: [FoundRecord] = []
+    /// The files of their own that hold a valid record.
+    package var ownFiles: [FoundRecord] = []
+    /// Each segment file's records, in order (kept as the scan found them: at
+    /// a million records, a copy of each as a `FoundRecord` took 90 MB more).
+    package var segments: [(id: UInt32, records: [SegmentStore.ScannedRecord])] = []
     /// The newest sequence in each segment file, for its accounting.
     package var latestSequences: [UInt32: UInt64] = [:]
     /// Damaged files quarantined and damaged runs of segment bytes skipped.
     package var damaged = 0
+
+    /// Every record found, files of their own first.
+    package var records: [FoundRecord] {
+        var all = ownFiles
+        all.reserveCapacity(ownFiles.count + segments.reduce(0) { $0 + $1.records.count })
+        for (id, records) in segments {
+            for record in records { all.append(FoundRecord(header: record.header, location: record.location(in: id))) }
+        }
+        return all
+    }
 }
 
 extension RecordStore {
@@ -37,13 +51,8 @@ extension RecordStore {
         var scan = try RecordScan(root: disk.root, depth: .checksums, policy: .recovering(disk, atOpen: atOpen), segmentsOnly: segmentsOnly)
         var found = FoundRecords()
         found.damaged = scan.quarantined
-        // Each segment's records are let go once copied: at a million records, two copies at once took 200 MB.
-        var scanned = scan.takeSegments()
-        found.records.reserveCapacity(scan.files.count + scanned.reduce(0) { $0 + $1.contents.records.count })
-        found.records += scan.files.map { FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength)) }
-        for index in scanned.indices {
-            let segment = scanned[index]
-            defer { scanned[index].contents.records = [] }
+        found.ownFiles = scan.files.map { FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength)) }
+        for segment in scan.takeSegments() {
             let records = segment.contents
             if records.validLength < segment.length {
                 files.logger.warning(
@@ -58,14 +67,8 @@ extension RecordStore {
                 )
                 found.damaged += records.damagedRanges.count
             }
-            var latest: UInt64 = 0
-            for record in records.records {
-                latest = max(latest, record.header.sequence)
-                found.records.append(FoundRecord(
-                    header: record.header, location: record.location(in: segment.id)
-                ))
-            }
-            found.latestSequences[segment.id] = latest
+            found.latestSequences[segment.id] = records.records.reduce(0) { max($0, $1.header.sequence) }
+            found.segments.append((segment.id, records.records))
         }
         return found
     }
