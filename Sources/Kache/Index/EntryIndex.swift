@@ -140,12 +140,25 @@ final class EntryIndex: Sendable {
         }
     }
 
+    /// The hash of (space, key), and the shard it picks: a restore sorts the
+    /// entries it adds by shard, so that each shard's table stays in cache
+    /// while its entries go in (in the order of a hint, each insert missed it).
+    static func hash(space: Int, key: String) -> (hash: Int, shard: Int) {
+        let hash = IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key)
+        return (hash, hash & (shardCount - 1))
+    }
+
     /// Adds or replaces the record of (space, key).
     /// - Returns: the record it replaced, and the reference of the new one.
     @inline(__always)
     func upsert(space: Int, key: String, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
+        upsert(space: space, key: key, hash: IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key), record)
+    }
+
+    /// `upsert` of a key whose `hash` (`EntryIndex.hash(space:key:)`) is known.
+    @inline(__always)
+    func upsert(space: Int, key: String, hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
         let space16 = UInt16(truncatingIfNeeded: space)
-        let hash = IndexShard.hash(space: space16, key: key)
         let shardIndex = hash & (Self.shardCount - 1)
         return withShard(shardIndex) { shard in
             let (entry, superseded) = pack(record, key: key, space: space16)

@@ -113,25 +113,29 @@ extension StoreState {
         defer { segments?.noteLive(live) }
         live.reserveCapacity(manifest.liveSequences.count)
         let settled = manifest.settledVersions
-        var queued: [(space: Int, record: FoundRecord)] = []
+        // The settled records, by the shard their key hashes to (Queues' apart).
+        struct Pick { var segment: Int32; var record: Int32; var space: Int32; var hash: Int }
+        var byShard = [[Pick]](repeating: [], count: EntryIndex.shardCount)
+        var queued: [Pick] = []
         var numbers: [String: Int?] = [:]
-        for (segment, records) in found.segments {
-            for record in records where settled.contains(record.header.sequence) {
+        for (segment, (_, records)) in found.segments.enumerated() {
+            for (position, record) in records.enumerated() where settled.contains(record.header.sequence) {
                 let header = record.header
                 guard !header.isTombstone, let space = number(ofSpace: header.space, kind: header.kind, in: &numbers) else { continue }
+                let (hash, shard) = EntryIndex.hash(space: space, key: header.key)
+                let pick = Pick(segment: Int32(segment), record: Int32(position), space: Int32(space), hash: hash)
                 // Queue order is write order: those go last, by sequence.
-                guard spaces[space].kind != .queue else {
-                    queued.append((space, FoundRecord(header: header, location: record.location(in: segment))))
-                    continue
-                }
-                restore(space: space, key: header.key, expiry: header.expiry, sequence: header.sequence,
-                        rawSize: header.rawLength, location: record.location(in: segment), live: &live)
+                if spaces[space].kind == .queue { queued.append(pick) } else { byShard[shard].append(pick) }
             }
         }
-        for (space, record) in queued.sorted(by: { $0.record.header.sequence < $1.record.header.sequence }) {
+        func header(of pick: Pick) -> EntryFile.Header { found.segments[Int(pick.segment)].records[Int(pick.record)].header }
+        queued.sort { header(of: $0).sequence < header(of: $1).sequence }
+        for pick in byShard.joined() + queued {
+            let (id, records) = found.segments[Int(pick.segment)]
+            let record = records[Int(pick.record)]
             let header = record.header
-            restore(space: space, key: header.key, expiry: header.expiry, sequence: header.sequence,
-                    rawSize: header.rawLength, location: record.location, live: &live)
+            restore(space: Int(pick.space), key: header.key, hash: pick.hash, expiry: header.expiry, sequence: header.sequence,
+                    rawSize: header.rawLength, location: record.location(in: id), live: &live)
         }
         nextSequence = max(nextSequence, manifest.nextSequence)
     }
