@@ -73,8 +73,9 @@ import Testing
         let dir = TemporaryDirectory()
         let first = try Kache(directory: dir.url, configuration: .testing(durability))
         let queue = try first.queue(named: "jobs", capacity: 5)
-        // Each item expires before the one pushed ahead of it.
-        for i in 0 ..< 5 { try queue.push(Data("job\(i)".utf8), ttl: .seconds(100 - i)) }
+        // Each item expires before the one pushed ahead of it, and alternate items
+        // go to files of two lifetimes: neither expiry nor file order is push order.
+        for i in 0 ..< 5 { try queue.push(Data("job\(i)".utf8), ttl: .seconds((i.isMultiple(of: 2) ? 5000 : 100) - i)) }
         #expect(queue.pop() == Data("job0".utf8))
         try queue.push(Data("job5".utf8), ttl: .seconds(90))
 

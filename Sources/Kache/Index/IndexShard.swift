@@ -200,7 +200,8 @@ struct IndexShard: Sendable {
         entries[slot] = entry
         entries[slot].value = value
         entries[slot].flags.insert(.occupied)
-        superseded[UInt32(slot)] = version
+        // Almost always none, and none before: don't hash the slot to remove nothing.
+        if version != nil || !superseded.isEmpty { superseded[UInt32(slot)] = version }
     }
 
     mutating func setReferenced(slot: Int) {
