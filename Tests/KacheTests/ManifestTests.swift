@@ -33,7 +33,8 @@ import Testing
             )
         }
         let mixed = [(2, manifest.spaces[2].entries[0]), (0, manifest.spaces[0].entries[0]), (0, manifest.spaces[0].entries[1])]
-        let live = Manifest.encodeLiveSequences(manifest.liveSequences.reversed())
+        var reversed = Array(manifest.liveSequences.reversed())
+        let live = Manifest.encodeLiveSequences(&reversed)
         let bytes = ManifestEncoder.encode(savedAt: 99, nextSequence: 1000, diskBudget: 1 << 30, spaces: summaries, liveSequences: live) { emit in
             for (space, entry) in mixed { emit(space, entry) }
         }

@@ -111,13 +111,15 @@ struct Manifest: Sendable, Equatable {
     }
 
     /// The live sequences as the manifest stores them, after the key spaces.
-    /// - Parameter sequences: every live sequence, in any order (sorted here).
-    static func encodeLiveSequences(_ sequences: [UInt64]) -> [UInt8] {
+    /// - Parameter sequences: every live sequence, in any order; sorted here,
+    ///   in place (a sorted copy of a million took 8 MB more of `save()`'s peak).
+    static func encodeLiveSequences(_ sequences: inout [UInt64]) -> [UInt8] {
+        sequences.sort()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(liveListHeader + sequences.count * 2)
         bytes.appendInteger(UInt32(sequences.count))
         var previous: UInt64 = 0
-        for sequence in sequences.sorted() {
+        for sequence in sequences {
             bytes.appendVarint(sequence - previous)
             previous = sequence
         }
@@ -133,7 +135,8 @@ struct Manifest: Sendable, Equatable {
                 entryCount: space.entries.count, keyBytes: space.entries.reduce(0) { $0 + $1.key.utf8.count }
             )
         }
-        let live = Manifest.encodeLiveSequences(liveSequences)
+        var sequences = liveSequences
+        let live = Manifest.encodeLiveSequences(&sequences)
         return ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: diskBudget, spaces: summaries, liveSequences: live) { emit in
             for (index, space) in spaces.enumerated() {
                 for entry in space.entries { emit(index, entry) }

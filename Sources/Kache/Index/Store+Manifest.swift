@@ -39,7 +39,7 @@ extension StoreState {
             )
         }
         var listsPendingVersion = false
-        let encodedSequences = Manifest.encodeLiveSequences(liveSequences)
+        let encodedSequences = Manifest.encodeLiveSequences(&liveSequences)
         liveSequences = []
         let bytes = ManifestEncoder.encode(
             savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries, liveSequences: encodedSequences
