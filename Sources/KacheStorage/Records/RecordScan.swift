@@ -253,15 +253,12 @@ package struct RecordScan: Sendable {
     }
 
     private mutating func scanSegments(root: String, policy: Policy) throws(StorageError) {
-        for source in try RecordScan.segmentFiles(root: root, policy: policy) {
-            if case let .recovering(disk, atOpen) = policy, let open = source.open {
-                // What the segment's hint lists is read from the hint; only the rest from the segment.
-                let read = try disk.segments.scan(open.file, length: open.length, rebuildingHint: atOpen)
-                bytesRead += open.length - read.hintedLength
-                if atOpen, read.scan.validLength < open.length { disk.segments.truncate(source.id, to: read.scan.validLength) }
-                segments.append(Segment(id: source.id, file: source.file, length: open.length, allocatedBytes: 0, contents: read.scan))
-                continue
-            }
+        let sources = try RecordScan.segmentFiles(root: root, policy: policy)
+        if case let .recovering(disk, atOpen) = policy {
+            try scanSegmentsWithHints(sources, disk: disk, atOpen: atOpen)
+            return
+        }
+        for source in sources {
             let path = "\(root)/\(source.file)"
             let bytes: Data
             switch DiskStore.readWholeFile(path: path) {
@@ -283,6 +280,25 @@ package struct RecordScan: Sendable {
             var info = stat()
             let allocated = lstat(path, &info) == 0 ? Int(info.st_blocks) * 512 : 0
             segments.append(Segment(id: source.id, file: source.file, length: bytes.count, allocatedBytes: allocated, contents: SegmentStore.scan(bytes)))
+        }
+    }
+
+    /// The rebuild's reading of the segments: what each one's hint lists
+    /// from the hint, only the rest from the segment (`SegmentStore.scan`),
+    /// on all cores (decoding a million hint records took W8's open 0.2 s on one).
+    private mutating func scanSegmentsWithHints(_ sources: [SegmentSource], disk: DiskStore, atOpen: Bool) throws(StorageError) {
+        let reads = Locked([Result<SegmentStore.HintedScan, StorageError>?](repeating: nil, count: sources.count))
+        DispatchQueue.concurrentPerform(iterations: sources.count) { index in
+            guard let open = sources[index].open else { return }
+            let read = Result { () throws(StorageError) in try disk.segments.scan(open.file, length: open.length, rebuildingHint: atOpen) }
+            reads.withLock { $0[index] = read }
+        }
+        for (source, read) in zip(sources, reads.withLock { $0 }) {
+            guard let open = source.open, let read else { continue }
+            let hinted = try read.get()
+            bytesRead += open.length - hinted.hintedLength
+            if atOpen, hinted.scan.validLength < open.length { disk.segments.truncate(source.id, to: hinted.scan.validLength) }
+            segments.append(Segment(id: source.id, file: source.file, length: open.length, allocatedBytes: 0, contents: hinted.scan))
         }
     }
 
