@@ -86,8 +86,8 @@ struct Manifest: Sendable, Equatable {
     /// Where the bytes the checksum covers begin.
     static let bodyOffset = 12
     /// The fixed parts of the layout: the header, a key space without its
-    /// name, an entry without its key (in the version written), the count of
-    /// segments and a segment's header.
+    /// name, an entry without its key (in the version written), and the
+    /// count of live sequences.
     static let headerLength = 4 + 8 + 2 + 2 + 8 + 8 + 8 + 4
     static let liveListHeader = 4
     static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4

@@ -258,17 +258,18 @@ struct IndexShard: Sendable {
         entries.reserveCapacity(count)
         var size = buckets.count
         while count * 4 > size * 3 { size *= 2 }
-        guard size > buckets.count else { return }
-        buckets = [UInt32](repeating: 0, count: size)
-        for slot in entries.indices where entries[slot].flags.contains(.occupied) {
-            place(slot: slot, hash: hashOf(slot: slot))
-        }
+        if size > buckets.count { rehash(buckets: size) }
     }
 
     /// Doubles the table and places every entry again.
     /// - Complexity: O(n), once per doubling.
     private mutating func grow() {
-        buckets = [UInt32](repeating: 0, count: buckets.count * 2)
+        rehash(buckets: buckets.count * 2)
+    }
+
+    /// A table of `size` buckets, every entry placed in it again.
+    private mutating func rehash(buckets size: Int) {
+        buckets = [UInt32](repeating: 0, count: size)
         for slot in entries.indices where entries[slot].flags.contains(.occupied) {
             place(slot: slot, hash: hashOf(slot: slot))
         }

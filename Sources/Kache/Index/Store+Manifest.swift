@@ -18,7 +18,7 @@ extension StoreState {
     /// value in between (`ManifestEncoder` says why). An entry settled in a
     /// segment (its version written there) is listed by its sequence alone;
     /// the others (files of their own, versions being written) in full.
-    /// - Complexity: O(entries): two passes over the index, and a sort of the places.
+    /// - Complexity: O(entries): two passes over the index, and a sort of the settled sequences.
     func manifestSnapshot(savedAt: Timestamp) -> ManifestSnapshot {
         var entryCounts = [Int](repeating: 0, count: spaces.count)
         var keyBytes = [Int](repeating: 0, count: spaces.count)
