@@ -133,9 +133,13 @@ extension Kache {
         // Appends from now on go to new files; the ones there are only read.
         _ = disk.segments.sealAll()
         // A current manifest of version 4 lists the settled entries' versions; their records are read from the segments' hints.
-        let listsSettled = !(manifest?.liveSequences.isEmpty ?? true)
-        let found = stale || listsSettled
-            ? try storage { () throws(StorageError) in try records.findRecords(atOpen: atOpen, segmentsOnly: !stale) } : nil
+        // They are picked on the cores that read them (`SettledRestore`).
+        let settled = !stale && !(manifest?.liveSequences.isEmpty ?? true)
+            ? store.withLock { $0.settledRestore(for: manifest!) } : nil
+        var visit: RecordScan.SegmentVisitor?
+        if let settled { visit = { id, records in settled.pick(records, in: id) } }
+        let found = stale || settled != nil
+            ? try storage { () throws(StorageError) in try records.findRecords(atOpen: atOpen, segmentsOnly: !stale, visiting: visit) } : nil
         if stale { disk.noteChange() }
         let footprint = disk.measureFootprint()
         if let limit = configuration.diskBudget {
@@ -158,8 +162,8 @@ extension Kache {
                 state.counters.quarantined += UInt64(found.damaged)
                 if stale {
                     deadFiles = state.restore(found: found.records, checkpoint: manifest)
-                } else if let manifest {
-                    state.restoreSettled(found: found, from: manifest)
+                } else if let manifest, let settled {
+                    state.restoreSettled(settled, from: manifest)
                 }
             }
             disk.segments.noteCheckpoint(stale ? (manifest?.nextSequence ?? 0) : state.nextSequence)

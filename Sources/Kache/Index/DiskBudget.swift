@@ -73,6 +73,15 @@ struct DiskBudget: Sendable {
         fileBytes += (new?.fileSize ?? 0) - (old?.fileSize ?? 0)
     }
 
+    /// Adds the entries' totals of `part`, a copy of this budget (its entries
+    /// forgotten) that accounted entries on another core during a restore.
+    mutating func add(entriesOf part: DiskBudget) {
+        charged += part.charged
+        keyBytes += part.keyBytes
+        files += part.files
+        fileBytes += part.fileBytes
+    }
+
     /// Forgets every entry's charge (before a restore); the footprint and counts stay.
     mutating func forgetEntries() {
         charged = 0

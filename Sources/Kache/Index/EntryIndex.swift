@@ -158,19 +158,38 @@ final class EntryIndex: Sendable {
     /// `upsert` of a key whose `hash` (`EntryIndex.hash(space:key:)`) is known.
     @inline(__always)
     func upsert(space: Int, key: String, hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
-        let space16 = UInt16(truncatingIfNeeded: space)
         let shardIndex = hash & (Self.shardCount - 1)
-        return withShard(shardIndex) { shard in
-            let (entry, superseded) = pack(record, key: key, space: space16)
-            if let slot = shard.find(space: space16, key: key, hash: hash) {
-                let previous = self.record(in: shard, slot: slot)
-                shard.update(slot: slot, with: entry, value: record.value, superseded: superseded)
-                return (previous, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
+        return withShard(shardIndex) { upsert(space: space, key: key, hash: hash, record, into: &$0, shardIndex) }
+    }
+
+    /// Runs `body` under shard `shard`'s lock, taken once, with an `upsert`
+    /// into that shard of keys that hash to it. A restore fills each shard in
+    /// one go, the shards on all cores (`StoreState.restoreSettled`).
+    func restoring<R: Sendable>(
+        shard: Int, _ body: (_ upsert: (_ space: Int, _ key: String, _ hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef)) -> R
+    ) -> R {
+        withShard(shard) { locked in
+            body { space, key, hash, record in
+                precondition(hash & (Self.shardCount - 1) == shard, "a restore put a key in a shard it does not hash to")
+                return upsert(space: space, key: key, hash: hash, record, into: &locked, shard)
             }
-            let slot = shard.insert(entry, hash: hash)
-            shard.update(slot: slot, with: entry, value: record.value, superseded: superseded)
-            return (nil, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
         }
+    }
+
+    @inline(__always)
+    private func upsert(
+        space: Int, key: String, hash: Int, _ record: EntryRecord, into shard: inout IndexShard, _ shardIndex: Int
+    ) -> (previous: EntryRecord?, ref: EntryRef) {
+        let space16 = UInt16(truncatingIfNeeded: space)
+        let (entry, superseded) = pack(record, key: key, space: space16)
+        if let slot = shard.find(space: space16, key: key, hash: hash) {
+            let previous = self.record(in: shard, slot: slot)
+            shard.update(slot: slot, with: entry, value: record.value, superseded: superseded)
+            return (previous, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
+        }
+        let slot = shard.insert(entry, hash: hash)
+        shard.update(slot: slot, with: entry, value: record.value, superseded: superseded)
+        return (nil, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
     }
 
     /// Removes (space, key).

@@ -101,66 +101,6 @@ extension StoreState {
         }
     }
 
-    /// Restores the settled entries of a current manifest of version 4: the
-    /// records in `found` (read from the segments' hints) of the sequences it
-    /// lists. Two copies of one record (compaction's, and the original a crash
-    /// kept) restore as one.
-    /// Its other entries are `restoreKeySpaces`'s.
-    /// - Complexity: O(records), and O(q log q) for the q items of Queues.
-    mutating func restoreSettled(found: FoundRecords, from manifest: Manifest) {
-        index.reserveCapacity(manifest.liveSequences.count)
-        var live: [RecordLocation] = []
-        defer { segments?.noteLive(live) }
-        live.reserveCapacity(manifest.liveSequences.count)
-        let settled = manifest.settledVersions
-        // The settled records, by the shard their key hashes to (Queues' apart),
-        // with what the index needs of them: read in shard order, the records
-        // themselves would each be a cache miss instead.
-        struct Pick {
-            var key: String
-            var expiry: Timestamp
-            var sequence: UInt64
-            var rawSize: Int
-            var location: RecordLocation
-            var space: Int
-            var hash: Int
-        }
-        var byShard = [[Pick]](repeating: [], count: EntryIndex.shardCount)
-        for shard in byShard.indices { byShard[shard].reserveCapacity(manifest.liveSequences.count / EntryIndex.shardCount * 9 / 8) }
-        var queued: [Pick] = []
-        var numbers: [String: Int?] = [:]
-        var lastSpace: (name: String?, kind: UInt8, number: Int?, isQueue: Bool) = (nil, 0, nil, false)
-        for (id, records) in found.segments {
-            for record in records where settled.contains(record.header.sequence) {
-                let header = record.header
-                guard !header.isTombstone else { continue }
-                // A chunk's records share its key spaces' names: most records ask of the one before.
-                if header.space != lastSpace.name || header.kind != lastSpace.kind {
-                    let number = number(ofSpace: header.space, kind: header.kind, in: &numbers)
-                    lastSpace = (header.space, header.kind, number, number.map { spaces[$0].kind == .queue } ?? false)
-                }
-                guard let space = lastSpace.number else { continue }
-                let (hash, shard) = EntryIndex.hash(space: space, key: header.key)
-                let pick = Pick(
-                    key: header.key, expiry: header.expiry, sequence: header.sequence, rawSize: header.rawLength,
-                    location: record.location(in: id), space: space, hash: hash
-                )
-                // Queue order is write order: those go last, by sequence.
-                if lastSpace.isQueue { queued.append(pick) } else { byShard[shard].append(pick) }
-            }
-        }
-        queued.sort { $0.sequence < $1.sequence }
-        byShard.append(queued)
-        for shard in byShard.indices {
-            for pick in byShard[shard] {
-                restore(space: pick.space, key: pick.key, hash: pick.hash, expiry: pick.expiry, sequence: pick.sequence,
-                        rawSize: pick.rawSize, location: pick.location, live: &live)
-            }
-            byShard[shard] = []
-        }
-        nextSequence = max(nextSequence, manifest.nextSequence)
-    }
-
     /// The number of the key space a record names, created with the kind it
     /// says if it is new (unbounded until the application opens it again);
     /// nil when the name belongs to a key space of another kind. `numbers`

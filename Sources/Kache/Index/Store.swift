@@ -366,14 +366,14 @@ struct StoreState: Sendable {
     /// joins `live`, which the caller hands to the segment accounting once for
     /// the whole restore (a lock per entry cost W5's open a twentieth).
     mutating func restore(
-        space: Int, key: String, hash: Int? = nil, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation,
+        space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation,
         live: inout [RecordLocation]
     ) {
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil,
             isPendingWrite: false, length: location.length, location: location, diskSequence: sequence
         )
-        let (previous, ref) = index.upsert(space: space, key: key, hash: hash ?? EntryIndex.hash(space: space, key: key).hash, record)
+        let (previous, ref) = index.upsert(space: space, key: key, record)
         spaces[space].noteAdded(ref, expiry: expiry, isNew: previous == nil, index: index)
         budget.account(replacing: previous, with: record, keyBytes: key.utf8.count)
         if let previous {

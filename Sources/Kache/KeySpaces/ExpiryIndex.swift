@@ -38,6 +38,12 @@ struct ExpiryIndex: Sendable {
         heap.insert(Item(expiry: expiry, ref: ref))
     }
 
+    /// Records many versions at once (a restore).
+    /// - Complexity: O(n + k), or O(k log(n + k)) when k is much smaller than n.
+    mutating func insert(contentsOf items: [Item]) {
+        heap.insert(contentsOf: items)
+    }
+
     /// The earliest live item, discarding stale items above it.
     /// - Complexity: O(log n) per discarded item, O(1) otherwise.
     mutating func earliest(isLive: (Item) -> Bool) -> Item? {

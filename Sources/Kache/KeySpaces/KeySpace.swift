@@ -59,6 +59,18 @@ struct KeySpace: Sendable {
         compactIfNeeded(index: index)
     }
 
+    /// `noteAdded` of many versions at once (a restore): `items` are their
+    /// expiry items, `newCount` of them for keys not in the key space before,
+    /// and `newInWriteOrder` those new ones' references in the order they were
+    /// written (a Queue's order).
+    /// - Complexity: O(n + k) for k items.
+    mutating func noteRestored(_ items: [ExpiryIndex.Item], newCount: Int, newInWriteOrder: [EntryRef], index: EntryIndex) {
+        count += newCount
+        expiry.insert(contentsOf: items)
+        if kind == .queue { fifo.append(contentsOf: newInWriteOrder) }
+        compactIfNeeded(index: index)
+    }
+
     /// Records that an entry left the key space by a path other than the pops below.
     mutating func noteRemoved() {
         count -= 1

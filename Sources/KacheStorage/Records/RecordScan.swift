@@ -98,9 +98,17 @@ package struct RecordScan: Sendable {
         /// Bytes the file system allocated for it under `.readOnly`; 0 under `.recovering`.
         package var allocatedBytes: Int
         /// Its records, its damaged runs, and where the last record ends
-        /// (past it, a torn tail; under `.recovering` at open, cut off).
+        /// (past it, a torn tail; under `.recovering` at open, cut off). The
+        /// records are empty when they were handed to a `SegmentVisitor` instead.
         package var contents: SegmentStore.Scan
+        /// The newest sequence among its records (0 when it has none).
+        package var latestSequence: UInt64
     }
+
+    /// Takes a segment's records on the core that read them, instead of the
+    /// scan keeping them (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`).
+    /// Called at once for each segment, from several threads at once.
+    package typealias SegmentVisitor = @Sendable (_ id: UInt32, _ records: [SegmentStore.ScannedRecord]) -> Void
 
     /// Files of their own that hold a valid record under their own name, in no particular order.
     package private(set) var files: [OwnFile] = []
@@ -134,9 +142,11 @@ package struct RecordScan: Sendable {
     /// - Complexity: O(files) opens; O(bytes) reads, but O(files) small reads at `.headers` depth.
     /// - Parameter segmentsOnly: read only the segment files (the files of
     ///   their own are listed by a current manifest).
-    package init(root: String, depth: Depth, policy: Policy, segmentsOnly: Bool = false) throws(StorageError) {
+    /// - Parameter visit: under `.recovering`, takes each segment's records
+    ///   instead of `segments` keeping them.
+    package init(root: String, depth: Depth, policy: Policy, segmentsOnly: Bool = false, visit: SegmentVisitor? = nil) throws(StorageError) {
         if !segmentsOnly { try scanFilesOfTheirOwn(root: root, depth: depth, policy: policy) }
-        try scanSegments(root: root, policy: policy)
+        try scanSegments(root: root, policy: policy, visit: visit)
     }
 
     // MARK: - Files of their own
@@ -252,10 +262,10 @@ package struct RecordScan: Sendable {
         var open: (file: SegmentStore.SegmentFile, length: Int)?
     }
 
-    private mutating func scanSegments(root: String, policy: Policy) throws(StorageError) {
+    private mutating func scanSegments(root: String, policy: Policy, visit: SegmentVisitor?) throws(StorageError) {
         let sources = try RecordScan.segmentFiles(root: root, policy: policy)
         if case let .recovering(disk, atOpen) = policy {
-            try scanSegmentsWithHints(sources, disk: disk, atOpen: atOpen)
+            try scanSegmentsWithHints(sources, disk: disk, atOpen: atOpen, visit: visit)
             return
         }
         for source in sources {
@@ -279,26 +289,44 @@ package struct RecordScan: Sendable {
             bytesRead += bytes.count
             var info = stat()
             let allocated = lstat(path, &info) == 0 ? Int(info.st_blocks) * 512 : 0
-            segments.append(Segment(id: source.id, file: source.file, length: bytes.count, allocatedBytes: allocated, contents: SegmentStore.scan(bytes)))
+            let contents = SegmentStore.scan(bytes)
+            segments.append(Segment(
+                id: source.id, file: source.file, length: bytes.count, allocatedBytes: allocated,
+                contents: contents, latestSequence: contents.latestSequence
+            ))
         }
     }
 
     /// The rebuild's reading of the segments: what each one's hint lists
     /// from the hint, only the rest from the segment (`SegmentStore.scan`),
-    /// on all cores (decoding a million hint records took W8's open 0.2 s on one).
-    private mutating func scanSegmentsWithHints(_ sources: [SegmentSource], disk: DiskStore, atOpen: Bool) throws(StorageError) {
-        let reads = Locked([Result<SegmentStore.HintedScan, StorageError>?](repeating: nil, count: sources.count))
+    /// on all cores (decoding a million hint records took W8's open 0.2 s on
+    /// one). `visit` takes each one's records on the core that read them, while
+    /// they are still in its cache.
+    private mutating func scanSegmentsWithHints(
+        _ sources: [SegmentSource], disk: DiskStore, atOpen: Bool, visit: SegmentVisitor?
+    ) throws(StorageError) {
+        let reads = Locked([Result<(SegmentStore.HintedScan, UInt64), StorageError>?](repeating: nil, count: sources.count))
         DispatchQueue.concurrentPerform(iterations: sources.count) { index in
             guard let open = sources[index].open else { return }
-            let read = Result { () throws(StorageError) in try disk.segments.scan(open.file, length: open.length, rebuildingHint: atOpen) }
+            let read = Result { () throws(StorageError) in
+                var hinted = try disk.segments.scan(open.file, length: open.length, rebuildingHint: atOpen)
+                let latest = hinted.scan.latestSequence
+                if let visit {
+                    visit(sources[index].id, hinted.scan.records)
+                    hinted.scan.records = []
+                }
+                return (hinted, latest)
+            }
             reads.withLock { $0[index] = read }
         }
         for (source, read) in zip(sources, reads.withLock { $0 }) {
             guard let open = source.open, let read else { continue }
-            let hinted = try read.get()
+            let (hinted, latest) = try read.get()
             bytesRead += open.length - hinted.hintedLength
             if atOpen, hinted.scan.validLength < open.length { disk.segments.truncate(source.id, to: hinted.scan.validLength) }
-            segments.append(Segment(id: source.id, file: source.file, length: open.length, allocatedBytes: 0, contents: hinted.scan))
+            segments.append(Segment(
+                id: source.id, file: source.file, length: open.length, allocatedBytes: 0, contents: hinted.scan, latestSequence: latest
+            ))
         }
     }
 

@@ -46,9 +46,15 @@ extension RecordStore {
     /// (`load()`) they may be writes under way, and are left alone.
     ///
     /// With `segmentsOnly`, only the segment files are read (through their
-    /// hints): a current manifest lists the files of their own.
-    package func findRecords(atOpen: Bool, segmentsOnly: Bool = false) throws(StorageError) -> FoundRecords {
-        var scan = try RecordScan(root: disk.root, depth: .checksums, policy: .recovering(disk, atOpen: atOpen), segmentsOnly: segmentsOnly)
+    /// hints): a current manifest lists the files of their own. With `visit`,
+    /// each segment's records go to it, on the core that read them, instead
+    /// of into `FoundRecords.segments`; a throw may come after some visits.
+    package func findRecords(
+        atOpen: Bool, segmentsOnly: Bool = false, visiting visit: RecordScan.SegmentVisitor? = nil
+    ) throws(StorageError) -> FoundRecords {
+        var scan = try RecordScan(
+            root: disk.root, depth: .checksums, policy: .recovering(disk, atOpen: atOpen), segmentsOnly: segmentsOnly, visit: visit
+        )
         var found = FoundRecords()
         found.damaged = scan.quarantined
         found.ownFiles = scan.files.map { FoundRecord(header: $0.header, location: .ownFile(length: $0.fileLength)) }
@@ -67,8 +73,8 @@ extension RecordStore {
                 )
                 found.damaged += records.damagedRanges.count
             }
-            found.latestSequences[segment.id] = records.records.reduce(0) { max($0, $1.header.sequence) }
-            found.segments.append((segment.id, records.records))
+            found.latestSequences[segment.id] = segment.latestSequence
+            if visit == nil { found.segments.append((segment.id, records.records)) }
         }
         return found
     }

@@ -418,20 +418,55 @@ package final class SegmentStore: Sendable {
     /// Counts the records at `locations` as holding entries (a restore), under
     /// one lock: a lock per entry cost W5's open a twentieth.
     package func noteLive(_ locations: [RecordLocation]) {
-        let tally = Self.tally(locations)
+        var tally = LiveTally()
+        for location in locations { tally.add(location) }
+        noteLive(tally)
+    }
+
+    /// Counts the records `tally` counted as holding entries, under one lock.
+    package func noteLive(_ tally: LiveTally) {
         table.withLock { table in
-            for (id, live) in tally { table.ledger.noteLive(id, bytes: live.bytes, count: live.count) }
+            for (id, live) in tally.bySegment { table.ledger.noteLive(id, bytes: live.bytes, count: live.count) }
         }
     }
 
-    /// The records at `locations` that are in segments, and their bytes, by segment.
-    private static func tally(_ locations: [RecordLocation]) -> [UInt32: (bytes: Int, count: Int)] {
-        var tally: [UInt32: (bytes: Int, count: Int)] = [:]
-        for location in locations where !location.isOwnFile {
-            tally[location.segment, default: (0, 0)].bytes += location.length
-            tally[location.segment]!.count += 1
+    /// Records in segments counted by segment, for `noteLive(_:)`: a restore
+    /// counts on each core apart, and the sums go in at once.
+    package struct LiveTally: Sendable {
+        private var counted: [UInt32: (bytes: Int, count: Int)] = [:]
+        /// The latest segment's, kept out of the dictionary: a restore counts
+        /// a segment's records one after another.
+        private var current: (segment: UInt32, bytes: Int, count: Int)?
+
+        package init() {}
+
+        /// Each segment's records counted, and their bytes.
+        package var bySegment: [UInt32: (bytes: Int, count: Int)] {
+            var all = counted
+            if let (segment, bytes, count) = current { Self.add(bytes, count, to: segment, in: &all) }
+            return all
         }
-        return tally
+
+        /// Counts the record at `location`, if it is in a segment.
+        package mutating func add(_ location: RecordLocation) {
+            guard !location.isOwnFile else { return }
+            if current?.segment != location.segment {
+                if let (segment, bytes, count) = current { Self.add(bytes, count, to: segment, in: &counted) }
+                current = (location.segment, 0, 0)
+            }
+            current!.bytes += location.length
+            current!.count += 1
+        }
+
+        /// Adds another tally's counts.
+        package mutating func add(_ other: LiveTally) {
+            for (segment, live) in other.bySegment { Self.add(live.bytes, live.count, to: segment, in: &counted) }
+        }
+
+        private static func add(_ bytes: Int, _ count: Int, to segment: UInt32, in tally: inout [UInt32: (bytes: Int, count: Int)]) {
+            tally[segment, default: (0, 0)].bytes += bytes
+            tally[segment]!.count += count
+        }
     }
 
     /// The record at `location` no longer holds an entry.
@@ -443,7 +478,9 @@ package final class SegmentStore: Sendable {
     /// Traps unless the accounting counts as live exactly the records at
     /// `locations`, those the index points at. For tests; O(records).
     package func checkLive(_ locations: [RecordLocation]) {
-        let live = Self.tally(locations)
+        var tally = LiveTally()
+        for location in locations { tally.add(location) }
+        let live = tally.bySegment
         withLedger { ledger in
             for (id, live) in live {
                 let counted = ledger.segments[id]
@@ -621,6 +658,13 @@ package final class SegmentStore: Sendable {
         package var validLength = 0
         /// Runs of bytes that are neither blocks nor records, before `validLength`.
         package var damagedRanges: [Range<Int>] = []
+
+        /// The newest sequence among the records (0 when there are none).
+        package var latestSequence: UInt64 {
+            var latest: UInt64 = 0
+            for index in records.indices { latest = max(latest, records[index].header.sequence) }
+            return latest
+        }
     }
 
     /// Reads the whole file in order and checks every block and record
