@@ -309,6 +309,19 @@ import Testing
         #expect(ttl?.case == .invalidConfiguration)
     }
 
+    /// Opening lists the shard folders instead of creating each: a file where
+    /// one should be is still found, and named.
+    @Test func aFileWhereAShardFolderShouldBeIsAClearError() throws {
+        let dir = TemporaryDirectory()
+        try Kache(directory: dir.url, configuration: .testing(.sync)).close()
+        let shard = dir.url.appendingPathComponent("objects/\(DiskStore.shardName(0xAB))")
+        try FileManager.default.removeItem(at: shard)
+        try Data().write(to: shard)
+        let error = #expect(throws: KacheError.self) { try Kache(directory: dir.url, configuration: .testing(.sync)) }
+        #expect(error?.case == .directoryUnusable)
+        #expect("\(error!)".contains(shard.path))
+    }
+
     @Test func unwritableDirectoryIsAClearError() throws {
         guard getuid() != 0 else {
             // root ignores permissions; use a path under a regular file instead.

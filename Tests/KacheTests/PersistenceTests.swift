@@ -70,6 +70,57 @@ import Testing
         #expect(manifest.spaces.reduce(0) { $0 + $1.entries.count } == cache.statistics.entries)
     }
 
+    /// A current manifest lists settled entries by sequence, and opening
+    /// restores them shard by shard on all cores. Two copies of each record
+    /// (compaction's, and the original a crash kept before deleting it) must
+    /// restore as one entry each: same values, same Queue order, each copy's
+    /// bytes counted live once.
+    @Test func twoCopiesOfEverySettledRecordRestoreAsOneEntryEach() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+            let pool = try cache.pool(named: "avatars", capacity: 1000)
+            let queue = try cache.queue(named: "jobs", capacity: 1000)
+            for i in 0 ..< 400 {
+                try cache.set(compressible(200, seed: i), forKey: "k\(i)", ttl: .seconds(600 + i))
+                try pool.set(compressible(100, seed: 1000 + i), forKey: "p\(i)", ttl: .seconds(3600))
+                try queue.push(compressible(100, seed: 2000 + i), ttl: .seconds(3600))
+            }
+            try cache.close()
+        }
+        let segments = dir.url.appendingPathComponent("segments")
+        let names = try FileManager.default.contentsOfDirectory(atPath: segments.path).filter { $0.hasSuffix(".seg") }.sorted()
+        let ids = names.compactMap { SegmentStore.id(ofFileName: $0) }
+        #expect(ids.count == names.count && !ids.isEmpty)
+        var next = ids.max()! + 1
+        for id in ids {
+            try FileManager.default.copyItem(
+                at: segments.appendingPathComponent(SegmentStore.fileName(id)), to: segments.appendingPathComponent(SegmentStore.fileName(next))
+            )
+            try FileManager.default.copyItem(
+                at: segments.appendingPathComponent(SegmentStore.hintFileName(id)), to: segments.appendingPathComponent(SegmentStore.hintFileName(next))
+            )
+            next += 1
+        }
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+        #expect(cache.statistics.entries == 1200)
+        cache.checkInvariants()
+        let pool = try cache.pool(named: "avatars", capacity: 1000)
+        let queue = try cache.queue(named: "jobs", capacity: 1000)
+        for i in 0 ..< 400 {
+            #expect(cache.data(forKey: "k\(i)") == compressible(200, seed: i), "k\(i)")
+            #expect(pool.data(forKey: "p\(i)") == compressible(100, seed: 1000 + i), "p\(i)")
+        }
+        for i in 0 ..< 400 { #expect(queue.pop() == compressible(100, seed: 2000 + i), "item \(i)") }
+        #expect(queue.pop() == nil)
+        // The earliest expiry goes first: the restored heap holds every entry once.
+        clock.advance(by: .seconds(600))
+        try cache.set(Data("x".utf8), forKey: "sweep", ttl: .seconds(60))
+        #expect(cache.data(forKey: "k0") == nil && cache.data(forKey: "k1") == compressible(200, seed: 1))
+        cache.checkInvariants()
+    }
+
     /// A kill in `sync` or `fsync` durability loses no change that returned:
     /// the sets, the overwrite and the removal made after the last save are
     /// recovered from the files, and what the kill left half-written is cleared.

@@ -165,9 +165,10 @@ final class EntryIndex: Sendable {
     /// Runs `body` under shard `shard`'s lock, taken once, with an `upsert`
     /// into that shard of keys that hash to it. A restore fills each shard in
     /// one go, the shards on all cores (`StoreState.restoreSettled`).
-    func restoring<R: Sendable>(
-        shard: Int, _ body: (_ upsert: (_ space: Int, _ key: String, _ hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef)) -> R
-    ) -> R {
+    @inline(__always)
+    func restoring(
+        shard: Int, _ body: (_ upsert: (_ space: Int, _ key: String, _ hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef)) -> Void
+    ) {
         withShard(shard) { locked in
             body { space, key, hash, record in
                 precondition(hash & (Self.shardCount - 1) == shard, "a restore put a key in a shard it does not hash to")
@@ -184,11 +185,12 @@ final class EntryIndex: Sendable {
         let (entry, superseded) = pack(record, key: key, space: space16)
         if let slot = shard.find(space: space16, key: key, hash: hash) {
             let previous = self.record(in: shard, slot: slot)
-            shard.update(slot: slot, with: entry, value: record.value, superseded: superseded)
+            shard.update(slot: slot, with: entry, superseded: superseded)
             return (previous, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
         }
         let slot = shard.insert(entry, hash: hash)
-        shard.update(slot: slot, with: entry, value: record.value, superseded: superseded)
+        // A new slot has no superseded version to replace.
+        if superseded != nil { shard.update(slot: slot, with: entry, superseded: superseded) }
         return (nil, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
     }
 
@@ -329,7 +331,7 @@ final class EntryIndex: Sendable {
         let result = body(&record)
         let entry = shard.entries[slot]
         let (packed, superseded) = pack(record, key: entry.key, space: entry.space)
-        shard.update(slot: slot, with: packed, value: record.value, superseded: superseded)
+        shard.update(slot: slot, with: packed, superseded: superseded)
         return result
     }
 
@@ -361,7 +363,7 @@ final class EntryIndex: Sendable {
         let pending = record.isPendingWrite
         let written = pending ? nil : record.location
         let entry = IndexShard.Entry(
-            key: key, expiry: record.expiry, sequence: record.sequence, value: nil,
+            key: key, expiry: record.expiry, sequence: record.sequence, value: record.value,
             place: written?.place ?? 0,
             length: UInt32(pending ? record.length : record.fileSize), rawSize: UInt32(record.rawSize),
             space: space, flags: flags

@@ -195,10 +195,9 @@ struct IndexShard: Sendable {
         count -= 1
     }
 
-    /// Replaces what the entry in `slot` holds (its key stays).
-    mutating func update(slot: Int, with entry: Entry, value: Data?, superseded version: DiskVersion?) {
+    /// Replaces the entry in `slot` with `entry`, of the same key, and its superseded version.
+    mutating func update(slot: Int, with entry: Entry, superseded version: DiskVersion?) {
         entries[slot] = entry
-        entries[slot].value = value
         entries[slot].flags.insert(.occupied)
         // Almost always none, and none before: don't hash the slot to remove nothing.
         if version != nil || !superseded.isEmpty { superseded[UInt32(slot)] = version }

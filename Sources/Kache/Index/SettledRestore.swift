@@ -6,8 +6,8 @@ import KacheStorage
 ///
 /// One by one under the store's lock, a million of them took 0.8 s of W8's
 /// 1 s open. Instead:
-/// 1. `pick` runs on the core that read a segment, while its records are in
-///    that core's cache: it keeps the records whose sequence the manifest
+/// 1. `pick` runs on the core that read a hint chunk (or a segment's tail),
+///    while its records are in that core's cache: it keeps the records whose sequence the manifest
 ///    lists, numbers their key spaces, and hashes their keys into the
 ///    index's shards;
 /// 2. `StoreState.restoreSettled` fills the shards on all cores, each under
@@ -25,7 +25,7 @@ final class SettledRestore: Sendable {
         var space: UInt16
     }
 
-    /// One segment's picks, by shard.
+    /// The picks of one batch of a segment's records, by shard.
     struct Segment: Sendable {
         var id: UInt32
         var byShard: [[Pick]]
@@ -48,7 +48,8 @@ final class SettledRestore: Sendable {
         self.spaces = spaces
     }
 
-    /// Keeps the settled records of segment `id`. Called from several threads at once.
+    /// Keeps the settled records among `records`, of segment `id`. Called
+    /// several times per segment, from several threads at once.
     /// - Complexity: O(records)
     func pick(_ records: [SegmentStore.ScannedRecord], in id: UInt32) {
         var segment = Segment(id: id, byShard: Array(repeating: [], count: EntryIndex.shardCount))
@@ -56,16 +57,18 @@ final class SettledRestore: Sendable {
         for shard in segment.byShard.indices { segment.byShard[shard].reserveCapacity(perShard) }
         // A segment's records mostly share a key space: most ask of the one before.
         var last: (name: String, space: Space?)?
-        // By index, reading only the fields needed: a copy of each whole record cost more than the rest.
+        // By index, reading stored fields only: a copy of each whole record (to
+        // call `isTombstone` or `location(in:)` of the other module) cost more than the rest.
         for index in records.indices where settled.contains(records[index].header.sequence) {
-            guard !records[index].header.isTombstone else { continue }
+            guard !records[index].header.flags.contains(.tombstone) else { continue }
             if last?.name != records[index].header.space { last = (records[index].header.space, spaces[records[index].header.space]) }
             guard let space = last?.space, space.kind == records[index].header.kind else { continue }
             let key = records[index].header.key
             let (hash, shard) = EntryIndex.hash(space: space.number, key: key)
             segment.byShard[shard].append(Pick(
                 key: key, expiry: records[index].header.expiry, sequence: records[index].header.sequence,
-                location: records[index].location(in: id), rawSize: records[index].header.rawLength,
+                location: RecordLocation(segment: id, offset: records[index].offset, index: records[index].index, length: records[index].length),
+                rawSize: records[index].header.rawLength,
                 hash: hash, space: UInt16(truncatingIfNeeded: space.number)
             ))
         }

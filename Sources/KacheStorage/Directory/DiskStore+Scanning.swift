@@ -15,9 +15,10 @@ extension DiskStore {
         package var fileLength: Int
     }
 
-    /// The names in a folder (without `.` and `..`); empty when it does not exist.
+    /// The names in a folder (without `.` and `..`); empty when it does not
+    /// exist. With `foldersOnly`, only those the listing says are folders.
     /// - Throws: when it exists and can't be listed, with the reason.
-    package static func listFolder(_ path: String) throws(StorageError) -> [String] {
+    package static func listFolder(_ path: String, foldersOnly: Bool = false) throws(StorageError) -> [String] {
         if let code = DiskFaults.failure(.open, path: path + "/") {
             throw .fileOperation("Listing the folder", path: path, errno: code)
         }
@@ -36,7 +37,8 @@ extension DiskStore {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if name != ".", name != ".." { names.append(name) }
+            guard name != ".", name != "..", !foldersOnly || entry.pointee.d_type == DT_DIR else { continue }
+            names.append(name)
         }
     }
 

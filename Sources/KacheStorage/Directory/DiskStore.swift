@@ -80,7 +80,9 @@ package final class DiskStore: Sendable {
         allocationUnit = statvfs(root, &fileSystem) == 0 && fileSystem.f_bsize > 0 ? Int(fileSystem.f_bsize) : 4096
         stripes = (0 ..< 64).map { _ in Locked(()) }
         do {
-            for shard in 0 ..< 256 {
+            // One listing instead of 256 mkdir calls that find the folder there (4 ms: a fifteenth of W5's open).
+            let present = Set((try? DiskStore.listFolder("\(root)/\(Self.objectsFolder)", foldersOnly: true)) ?? [])
+            for shard in 0 ..< 256 where !present.contains(DiskStore.shardName(shard)) {
                 try DiskStore.makeDirectory("\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))")
             }
             for leftover in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(Self.tmpFolder)")) ?? [] {

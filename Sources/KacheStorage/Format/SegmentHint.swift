@@ -120,7 +120,7 @@ package enum SegmentHint {
         }
         chunk.removeLast(chunk.count - headerSize - storedLength)
         chunk.withUnsafeMutableBytes { out in
-            out.copyMemory(from: UnsafeRawBufferPointer(start: magic, count: magic.count))
+            magic.withUnsafeBytes { out.copyMemory(from: $0) }
             out.storeBytes(of: UInt32(covering.lowerBound).littleEndian, toByteOffset: Offset.first, as: UInt32.self)
             out.storeBytes(of: UInt32(covering.upperBound).littleEndian, toByteOffset: Offset.end, as: UInt32.self)
             out.storeBytes(of: lastBlockChecksum.littleEndian, toByteOffset: Offset.lastBlockChecksum, as: UInt64.self)
@@ -137,17 +137,24 @@ package enum SegmentHint {
     /// does not start where the one before ended, and where they end in
     /// `bytes`; their records are appended to `records`, in one array for the
     /// whole file (a million records come to a hundred megabytes: no copies).
-    /// Checking them against their segment is the caller's.
-    package static func decode(_ bytes: Data, into records: inout [SegmentStore.ScannedRecord]) -> (chunks: [Chunk], validLength: Int) {
+    /// Checking them against their segment is the caller's: `accept` sees
+    /// each chunk as soon as it is decoded, its records just appended (it may
+    /// take them out of `records`), and says whether to go on; a chunk it
+    /// refuses is the end, its records removed.
+    package static func decode(
+        _ bytes: Data, into records: inout [SegmentStore.ScannedRecord],
+        accept: (Chunk, inout [SegmentStore.ScannedRecord]) -> Bool = { _, _ in true }
+    ) -> (chunks: [Chunk], validLength: Int) {
         bytes.withUnsafeBytes { raw in
             var chunks: [Chunk] = []
             var offset = 0
             while offset < raw.count {
                 let start = records.count
                 guard let chunk = try? decodeChunk(UnsafeRawBufferPointer(rebasing: raw[offset...]), into: &records),
-                      chunk.covering.lowerBound == (chunks.last?.covering.upperBound ?? 0)
+                      chunk.covering.lowerBound == (chunks.last?.covering.upperBound ?? 0),
+                      accept(chunk, &records)
                 else {
-                    records.removeSubrange(start...)
+                    records.removeSubrange(min(start, records.count)...)
                     break
                 }
                 chunks.append(chunk)

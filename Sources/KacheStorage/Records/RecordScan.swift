@@ -105,9 +105,9 @@ package struct RecordScan: Sendable {
         package var latestSequence: UInt64
     }
 
-    /// Takes a segment's records on the core that read them, instead of the
-    /// scan keeping them (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`).
-    /// Called at once for each segment, from several threads at once.
+    /// Takes a segment's records on the core that read them, a hint chunk at a
+    /// time, instead of the scan keeping them (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`).
+    /// Called several times for each segment, from several threads at once.
     package typealias SegmentVisitor = @Sendable (_ id: UInt32, _ records: [SegmentStore.ScannedRecord]) -> Void
 
     /// Files of their own that hold a valid record under their own name, in no particular order.
@@ -305,23 +305,19 @@ package struct RecordScan: Sendable {
     private mutating func scanSegmentsWithHints(
         _ sources: [SegmentSource], disk: DiskStore, atOpen: Bool, visit: SegmentVisitor?
     ) throws(StorageError) {
-        let reads = Locked([Result<(SegmentStore.HintedScan, UInt64), StorageError>?](repeating: nil, count: sources.count))
+        let reads = Locked([Result<SegmentStore.HintedScan, StorageError>?](repeating: nil, count: sources.count))
         DispatchQueue.concurrentPerform(iterations: sources.count) { index in
             guard let open = sources[index].open else { return }
+            let id = sources[index].id
             let read = Result { () throws(StorageError) in
-                var hinted = try disk.segments.scan(open.file, length: open.length, rebuildingHint: atOpen)
-                let latest = hinted.scan.latestSequence
-                if let visit {
-                    visit(sources[index].id, hinted.scan.records)
-                    hinted.scan.records = []
-                }
-                return (hinted, latest)
+                try disk.segments.scan(open.file, length: open.length, rebuildingHint: atOpen, visit: visit.map { visit in { visit(id, $0) } })
             }
             reads.withLock { $0[index] = read }
         }
         for (source, read) in zip(sources, reads.withLock { $0 }) {
             guard let open = source.open, let read else { continue }
-            let (hinted, latest) = try read.get()
+            let hinted = try read.get()
+            let latest = hinted.latestSequence
             bytesRead += open.length - hinted.hintedLength
             if atOpen, hinted.scan.validLength < open.length { disk.segments.truncate(source.id, to: hinted.scan.validLength) }
             segments.append(Segment(

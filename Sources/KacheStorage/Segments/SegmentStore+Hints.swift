@@ -120,6 +120,8 @@ extension SegmentStore {
         /// Whether its hint stopped short of a chunk it held (damaged, torn,
         /// or describing other bytes than the segment's).
         package var hintDisagreed: Bool
+        /// The newest sequence among the records (visited or in `scan`), 0 when none.
+        package var latestSequence: UInt64
     }
 
     /// The records of `file` up to `length`: from its hint as far as the hint
@@ -128,23 +130,32 @@ extension SegmentStore {
     /// cut after its last good chunk and the records read are added to it.
     /// - Throws: when the segment can't be read (the hint is only a shortcut:
     ///   one that can't be read is passed over).
-    package func scan(_ file: SegmentFile, length: Int, rebuildingHint: Bool) throws(StorageError) -> HintedScan {
+    /// - Parameter visit: takes the records a chunk at a time (a chunk's
+    ///   records stay in the core's cache, where a whole segment's would not),
+    ///   and the scan returned holds none.
+    package func scan(
+        _ file: SegmentFile, length: Int, rebuildingHint: Bool, visit: (([ScannedRecord]) -> Void)? = nil
+    ) throws(StorageError) -> HintedScan {
         var records: [ScannedRecord] = []
+        if visit != nil { records.reserveCapacity(SegmentHint.recordsPerChunk + SegmentBlock.maximumRecords) }
         var covered = 0
         var hintBytes = 0
         var hintReadable = true
         var disagreed = false
+        var latest: UInt64 = 0
         switch DiskStore.readWholeFile(path: hintPath(of: file.id)) {
         case let .bytes(data, _):
-            let decoded = SegmentHint.decode(data, into: &records)
-            var kept = 0
-            for chunk in decoded.chunks {
-                guard chunk.covering.upperBound <= length, Self.holds(file, chunk.lastBlock) else { break }
+            _ = SegmentHint.decode(data, into: &records) { chunk, records in
+                guard chunk.covering.upperBound <= length, Self.holds(file, chunk.lastBlock) else { return false }
                 covered = chunk.covering.upperBound
                 hintBytes += chunk.size
-                kept = chunk.records.upperBound
+                if let visit {
+                    latest = max(latest, Scan(records: records).latestSequence)
+                    visit(records)
+                    records.removeAll(keepingCapacity: true)
+                }
+                return true
             }
-            records.removeSubrange(kept...)
             disagreed = hintBytes < data.count
         case .missing:
             break
@@ -161,15 +172,20 @@ extension SegmentStore {
             record.offset += covered
             return record
         }
-        records += tailRecords
         var scan = Scan()
-        scan.records = records
+        if let visit {
+            latest = max(latest, Scan(records: tailRecords).latestSequence)
+            if !tailRecords.isEmpty { visit(tailRecords) }
+        } else {
+            scan.records = records + tailRecords
+            latest = scan.latestSequence
+        }
         scan.damagedRanges = read.damagedRanges.map { $0.lowerBound + covered ..< $0.upperBound + covered }
         scan.validLength = covered + read.validLength
         if rebuildingHint, hintReadable, disagreed || !tailRecords.isEmpty {
             rebuildHint(of: file.id, keeping: hintBytes, adding: tailRecords, from: tail, at: covered, end: scan.validLength)
         }
-        return HintedScan(scan: scan, hintedLength: covered, hintDisagreed: disagreed)
+        return HintedScan(scan: scan, hintedLength: covered, hintDisagreed: disagreed, latestSequence: latest)
     }
 
     /// Whether `file` holds a block with `checksum` at `offset`: a hint written
