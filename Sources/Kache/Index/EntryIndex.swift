@@ -130,6 +130,11 @@ final class EntryIndex: Sendable {
         withEntry(space: space, key: key) { shard, slot in record(in: shard, slot: slot) }
     }
 
+    /// The sequence of the current version of (space, key), if any.
+    func sequence(space: Int, key: String) -> UInt64? {
+        withEntry(space: space, key: key) { shard, slot in shard.entries[slot].sequence }
+    }
+
     /// The reference of the current version of (space, key).
     func ref(space: Int, key: String) -> EntryRef? {
         let space16 = UInt16(truncatingIfNeeded: space)

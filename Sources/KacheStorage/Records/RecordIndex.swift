@@ -47,7 +47,8 @@ package struct RecordRemoval: Sendable {
 ///
 /// The record store writes a version, then asks the index to commit where it
 /// landed; a version replaced meanwhile is not committed, and its bytes count
-/// as dead. Each method takes the index's lock once; none calls back down
+/// as dead. Each method takes the index's lock once (`areCurrent`, which
+/// only reads, may take finer ones instead); none calls back down
 /// into the record store except through the segment accounting it is given.
 package protocol RecordIndex: Sendable {
     /// Whether each of `versions` is still the current version of its key.
