@@ -300,51 +300,58 @@ struct StoreState: Sendable {
 
     /// Records that version `sequence` of `key` is now on disk at `location`
     /// (appended to a segment, or in a file of its own). A record that is no
-    /// longer the current version is counted dead at once.
+    /// longer the current version is counted dead at once. The segments'
+    /// accounting goes into `ledger`, for the caller to apply once per batch.
     /// - Returns: true when the key's previous version was in a file of its
     ///   own and this one is in a segment: that file must go.
-    @discardableResult
-    mutating func markWritten(space: Int, key: String, sequence: UInt64, location: RecordLocation) -> Bool {
-        let written = index.modify(space: space, key: key) { record -> (old: EntryRecord, new: EntryRecord)? in
-            guard record.sequence == sequence else { return nil }
+    mutating func markWritten(
+        space: Int, key: String, sequence: UInt64, location: RecordLocation, ledger: inout SegmentStore.LedgerChanges
+    ) -> Bool {
+        var previous: (location: RecordLocation?, inOwnFile: Bool)?
+        index.modify(space: space, key: key) { record in
+            guard record.sequence == sequence else { return }
             let old = record
             record.location = location
             record.length = location.length
             record.diskSequence = sequence
             record.isPendingWrite = false
-            return (old, record)
-        } ?? nil
-        guard let (old, new) = written else {
-            segments?.noteAppended(location, sequence: sequence, live: false)
+            budget.account(replacing: old, with: record, keyBytes: key.utf8.count)
+            previous = (old.location, old.isInOwnFile)
+        }
+        guard let previous else {
+            ledger.noteAppended(location, sequence: sequence, live: false)
             return false
         }
         // The entry's location changed: a manifest snapshot taken before no longer describes it.
         mutations += 1
-        if let previous = old.location { segments?.noteDead(previous) }
-        budget.account(replacing: old, with: new, keyBytes: key.utf8.count)
-        segments?.noteAppended(location, sequence: sequence, live: true)
+        if let old = previous.location { ledger.noteDead(old) }
+        ledger.noteAppended(location, sequence: sequence, live: true)
         if memory.isOver { enforceMemoryBudget() }
-        return old.isInOwnFile && !location.isOwnFile
+        return previous.inOwnFile && !location.isOwnFile
     }
 
-    /// Moves version `sequence` of `key` from one record to its copy (compaction).
+    /// Moves version `sequence` of `key` from one record to its copy
+    /// (compaction); the segments' accounting goes into `ledger`.
     /// - Returns: false when the entry changed meanwhile: the copy is dead.
-    mutating func relocate(space: Int, key: String, sequence: UInt64, from: RecordLocation, to: RecordLocation) -> Bool {
-        let moved = index.modify(space: space, key: key) { record -> (old: EntryRecord, new: EntryRecord)? in
-            guard record.sequence == sequence, !record.isPendingWrite, record.location == from else { return nil }
+    mutating func relocate(
+        space: Int, key: String, sequence: UInt64, from: RecordLocation, to: RecordLocation, ledger: inout SegmentStore.LedgerChanges
+    ) -> Bool {
+        var moved = false
+        index.modify(space: space, key: key) { record in
+            guard record.sequence == sequence, !record.isPendingWrite, record.location == from else { return }
             let old = record
             record.location = to
             // The copy was blocked with other neighbours: its share of its block differs.
             record.length = to.length
-            return (old, record)
-        } ?? nil
-        guard let (old, new) = moved else {
-            segments?.noteAppended(to, sequence: sequence, live: false)
+            budget.account(replacing: old, with: record, keyBytes: key.utf8.count)
+            moved = true
+        }
+        guard moved else {
+            ledger.noteAppended(to, sequence: sequence, live: false)
             return false
         }
-        budget.account(replacing: old, with: new, keyBytes: key.utf8.count)
-        segments?.noteDead(from)
-        segments?.noteAppended(to, sequence: sequence, live: true)
+        ledger.noteDead(from)
+        ledger.noteAppended(to, sequence: sequence, live: true)
         mutations += 1
         return true
     }

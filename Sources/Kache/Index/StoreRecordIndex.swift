@@ -25,17 +25,22 @@ struct StoreRecordIndex: RecordIndex {
 
     func commit(_ landed: [(version: RecordVersion, location: RecordLocation)]) -> [RecordVersion] {
         store.withLock { state in
-            landed.compactMap { version, location in
-                state.markWritten(space: version.space, key: version.key, sequence: version.sequence, location: location) ? version : nil
+            var ledger = SegmentStore.LedgerChanges()
+            defer { state.segments?.apply(ledger) }
+            return landed.compactMap { version, location in
+                state.markWritten(space: version.space, key: version.key, sequence: version.sequence, location: location, ledger: &ledger)
+                    ? version : nil
             }
         }
     }
 
     func relocate(_ moves: [(version: RecordVersion, from: RecordLocation, to: RecordLocation)]) {
         store.withLock { state in
+            var ledger = SegmentStore.LedgerChanges()
             for (version, from, to) in moves {
-                _ = state.relocate(space: version.space, key: version.key, sequence: version.sequence, from: from, to: to)
+                _ = state.relocate(space: version.space, key: version.key, sequence: version.sequence, from: from, to: to, ledger: &ledger)
             }
+            state.segments?.apply(ledger)
         }
     }
 

@@ -475,6 +475,43 @@ package final class SegmentStore: Sendable {
         table.withLock { $0.ledger.noteDead(location.segment, bytes: location.length) }
     }
 
+    /// `noteAppended` and `noteDead` calls gathered, to make under one lock:
+    /// the writer commits a batch of records under the store's lock, and a
+    /// lock of the table per record was an eighth of that time on W8.
+    package struct LedgerChanges: Sendable {
+        fileprivate enum Change {
+            case appended(RecordLocation, sequence: UInt64, live: Bool)
+            case dead(RecordLocation)
+        }
+
+        fileprivate var changes: [Change] = []
+
+        package init() {}
+
+        package mutating func noteAppended(_ location: RecordLocation, sequence: UInt64, live: Bool) {
+            if !location.isOwnFile { changes.append(.appended(location, sequence: sequence, live: live)) }
+        }
+
+        package mutating func noteDead(_ location: RecordLocation) {
+            if !location.isOwnFile { changes.append(.dead(location)) }
+        }
+    }
+
+    /// Makes `changes`, in their order, under one lock.
+    package func apply(_ changes: LedgerChanges) {
+        guard !changes.changes.isEmpty else { return }
+        table.withLock { table in
+            for change in changes.changes {
+                switch change {
+                case let .appended(location, sequence, live):
+                    table.ledger.noteAppended(location.segment, bytes: location.length, sequence: sequence, live: live)
+                case let .dead(location):
+                    table.ledger.noteDead(location.segment, bytes: location.length)
+                }
+            }
+        }
+    }
+
     /// Traps unless the accounting counts as live exactly the records at
     /// `locations`, those the index points at. For tests; O(records).
     package func checkLive(_ locations: [RecordLocation]) {
