@@ -147,7 +147,8 @@ final class EntryIndex: Sendable {
 
     /// The hash of (space, key), and the shard it picks: a restore sorts the
     /// entries it adds by shard, so that each shard's table stays in cache
-    /// while its entries go in (in the order of a hint, each insert missed it).
+    /// while its entries go in (in the order of a hint, each insert missed it),
+    /// and fills the shards on all cores.
     static func hash(space: Int, key: String) -> (hash: Int, shard: Int) {
         let hash = IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key)
         return (hash, hash & (shardCount - 1))
@@ -157,13 +158,7 @@ final class EntryIndex: Sendable {
     /// - Returns: the record it replaced, and the reference of the new one.
     @inline(__always)
     func upsert(space: Int, key: String, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
-        upsert(space: space, key: key, hash: IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key), record)
-    }
-
-    /// `upsert` of a key whose `hash` (`EntryIndex.hash(space:key:)`) is known.
-    @inline(__always)
-    func upsert(space: Int, key: String, hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
-        let shardIndex = hash & (Self.shardCount - 1)
+        let (hash, shardIndex) = Self.hash(space: space, key: key)
         return withShard(shardIndex) { upsert(space: space, key: key, hash: hash, record, into: &$0, shardIndex) }
     }
 

@@ -158,22 +158,26 @@ extension StoreState {
         var newCounts = [Int](repeating: 0, count: spaces.count)
         var queued = [[(sequence: UInt64, ref: EntryRef)]](repeating: [], count: spaces.count)
         var live = SegmentStore.LiveTally()
+        var replaced: [RecordLocation] = []
+        // Read once: `spaces[space]` is a copy of the whole key space.
+        let isQueue = spaces.map { $0.kind == .queue }
         for part in parts.withLock({ $0 }) {
             guard let part else { continue }
             budget.add(entriesOf: part.budget)
             rawBytes += part.rawBytes
             nextSequence = max(nextSequence, part.nextSequence)
             live.add(part.live)
-            for location in part.replaced { segments?.noteDead(location) }
+            replaced += part.replaced
             for added in part.added {
                 let space = Int(added.space)
                 items[space].append(added.item)
                 guard added.isNew else { continue }
                 newCounts[space] += 1
-                if spaces[space].kind == .queue { queued[space].append((added.sequence, added.item.ref)) }
+                if isQueue[space] { queued[space].append((added.sequence, added.item.ref)) }
             }
         }
         segments?.noteLive(live)
+        for location in replaced { segments?.noteDead(location) }
         for space in spaces.indices where !items[space].isEmpty {
             // Queue order is write order.
             let order = queued[space].sorted { $0.sequence < $1.sequence }.map(\.ref)

@@ -150,7 +150,7 @@ extension SegmentStore {
                 covered = chunk.covering.upperBound
                 hintBytes += chunk.size
                 if let visit {
-                    latest = max(latest, Scan(records: records).latestSequence)
+                    latest = max(latest, Scan.latestSequence(of: records))
                     visit(records)
                     records.removeAll(keepingCapacity: true)
                 }
@@ -174,10 +174,11 @@ extension SegmentStore {
         }
         var scan = Scan()
         if let visit {
-            latest = max(latest, Scan(records: tailRecords).latestSequence)
+            latest = max(latest, Scan.latestSequence(of: tailRecords))
             if !tailRecords.isEmpty { visit(tailRecords) }
         } else {
-            scan.records = records + tailRecords
+            records += tailRecords
+            scan.records = records
             latest = scan.latestSequence
         }
         scan.damagedRanges = read.damagedRanges.map { $0.lowerBound + covered ..< $0.upperBound + covered }

@@ -697,7 +697,10 @@ package final class SegmentStore: Sendable {
         package var damagedRanges: [Range<Int>] = []
 
         /// The newest sequence among the records (0 when there are none).
-        package var latestSequence: UInt64 {
+        package var latestSequence: UInt64 { Self.latestSequence(of: records) }
+
+        /// The newest sequence among `records` (0 when there are none).
+        static func latestSequence(of records: [ScannedRecord]) -> UInt64 {
             var latest: UInt64 = 0
             for index in records.indices { latest = max(latest, records[index].header.sequence) }
             return latest
