@@ -287,7 +287,9 @@ public final class Kache: Sendable {
         guard name.canonicalKey.utf8.count <= configuration.maximumKeyLength else {
             throw KacheError.keyTooLong(bytes: name.canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
         }
-        let version = { (sequence: UInt64) in RecordVersion(space: space, key: key, sequence: sequence) }
+        let version = { (insertion: StoreState.Insertion) in
+            RecordVersion(space: space, key: key, sequence: insertion.sequence, indexHandle: insertion.ref.packed)
+        }
         // A small entry's record is compressed with its neighbours by the writer; a large one's file here, outside the lock.
         var record = SegmentBlock.Record(
             key: name.canonicalKey, space: keySpace.name, kind: keySpace.kind.rawValue, expiry: expiry, sequence: 0, value: data
@@ -308,11 +310,11 @@ public final class Kache: Sendable {
         let write: RecordWrite
         if let bucket {
             record.sequence = insertion.sequence
-            write = RecordWrite(version: version(insertion.sequence), name: name, record: record, bucket: bucket)
+            write = RecordWrite(version: version(insertion), name: name, record: record, bucket: bucket)
         } else {
             file!.seal(sequence: insertion.sequence)
             // Queued for the writer: in a staging block, so that the buffer freed once written leaves no hole.
-            write = RecordWrite(version: version(insertion.sequence), name: name, file: records.stage(file!.bytes), rawSize: data.count)
+            write = RecordWrite(version: version(insertion), name: name, file: records.stage(file!.bytes), rawSize: data.count)
         }
         return PendingVersion(insertion: insertion, write: write)
     }

@@ -19,6 +19,14 @@ struct EntryRef: Sendable, Equatable {
         tag = UInt32(truncatingIfNeeded: sequence)
     }
 
+    /// Both halves in one word (`RecordVersion.indexHandle`), and back.
+    var packed: UInt64 { UInt64(handle) << 32 | UInt64(tag) }
+
+    init(packed: UInt64) {
+        handle = UInt32(truncatingIfNeeded: packed >> 32)
+        tag = UInt32(truncatingIfNeeded: packed)
+    }
+
     /// Write order, from the sequences' low bits: right while the two
     /// versions compared are fewer than 2^31 writes apart (only ties of
     /// expiry, and Queue items, are ordered by it).

@@ -108,6 +108,8 @@ struct StoreState: Sendable {
     /// What an insert did besides inserting.
     struct Insertion: Sendable {
         var sequence: UInt64
+        /// The new version's place in the index.
+        var ref: EntryRef
         /// The version it replaced, for rolling back a failed write.
         var previous: EntryRecord?
         /// Every entry that left the index, whose file must go: first those
@@ -173,7 +175,7 @@ struct StoreState: Sendable {
         admitToMemory(ref, size: value.count)
         enforceMemoryBudget()
         return Insertion(
-            sequence: sequence, previous: previous, removals: removals,
+            sequence: sequence, ref: ref, previous: previous, removals: removals,
             evictedFrom: evictedFrom, evictedForBudgetFrom: evictedForBudgetFrom
         )
     }
@@ -302,13 +304,14 @@ struct StoreState: Sendable {
     /// (appended to a segment, or in a file of its own). A record that is no
     /// longer the current version is counted dead at once. The segments'
     /// accounting goes into `ledger`, for the caller to apply once per batch.
+    /// `ref`, when known, is the version's place in the index (`Insertion.ref`).
     /// - Returns: true when the key's previous version was in a file of its
     ///   own and this one is in a segment: that file must go.
     mutating func markWritten(
-        space: Int, key: String, sequence: UInt64, location: RecordLocation, ledger: inout SegmentStore.LedgerChanges
+        space: Int, key: String, sequence: UInt64, ref: EntryRef?, location: RecordLocation, ledger: inout SegmentStore.LedgerChanges
     ) -> Bool {
         var previous: (location: RecordLocation?, inOwnFile: Bool)?
-        index.modify(space: space, key: key) { record in
+        func land(_ record: inout EntryRecord) {
             guard record.sequence == sequence else { return }
             let old = record
             record.location = location
@@ -318,6 +321,8 @@ struct StoreState: Sendable {
             budget.account(replacing: old, with: record, keyBytes: key.utf8.count)
             previous = (old.location, old.isInOwnFile)
         }
+        // By the reference the insert returned: no hash, no probe (a stale one is a version replaced).
+        if let ref { index.modify(ref) { _, record in land(&record) } } else { index.modify(space: space, key: key) { land(&$0) } }
         guard let previous else {
             ledger.noteAppended(location, sequence: sequence, live: false)
             return false

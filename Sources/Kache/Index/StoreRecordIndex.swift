@@ -16,7 +16,10 @@ struct StoreRecordIndex: RecordIndex {
     /// batch before writing it, and under the store's lock the sets waiting for
     /// it spun for a fifth of W8's load.
     func areCurrent(_ versions: [RecordVersion]) -> [Bool] {
-        versions.map { index.sequence(space: $0.space, key: $0.key) == $0.sequence }
+        versions.map { version in
+            let current = version.indexHandle.map { index.sequence(EntryRef(packed: $0)) } ?? index.sequence(space: version.space, key: version.key)
+            return current == version.sequence
+        }
     }
 
     func locations(of versions: [RecordVersion]) -> [RecordLocation?] {
@@ -28,8 +31,10 @@ struct StoreRecordIndex: RecordIndex {
             var ledger = SegmentStore.LedgerChanges()
             defer { state.segments?.apply(ledger) }
             return landed.compactMap { version, location in
-                state.markWritten(space: version.space, key: version.key, sequence: version.sequence, location: location, ledger: &ledger)
-                    ? version : nil
+                state.markWritten(
+                    space: version.space, key: version.key, sequence: version.sequence,
+                    ref: version.indexHandle.map(EntryRef.init(packed:)), location: location, ledger: &ledger
+                ) ? version : nil
             }
         }
     }

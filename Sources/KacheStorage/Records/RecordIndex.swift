@@ -7,11 +7,15 @@ package struct RecordVersion: Sendable, Hashable {
     package var space: Int
     package var key: String
     package var sequence: UInt64
+    /// The index's own name for the entry when it made the version (opaque
+    /// here), which spares it a lookup by key; nil when unknown.
+    package var indexHandle: UInt64?
 
-    package init(space: Int, key: String, sequence: UInt64) {
+    package init(space: Int, key: String, sequence: UInt64, indexHandle: UInt64? = nil) {
         self.space = space
         self.key = key
         self.sequence = sequence
+        self.indexHandle = indexHandle
     }
 }
 
