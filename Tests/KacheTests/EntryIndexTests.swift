@@ -11,6 +11,32 @@ import Testing
         )
     }
 
+    /// The writer commits a landed version by the reference its insert
+    /// returned. One that names another slot is asked by key, and a version
+    /// replaced meanwhile is not marked written, by either.
+    @Test func aLandedVersionIsFoundByItsReferenceOrByKey() {
+        var state = StoreState(memoryLimit: 1 << 20, keepsFiles: true)
+        let now: Timestamp = 1_000
+        let first = state.insert(space: 0, key: "a", value: Data("1".utf8), expiry: now + 60_000_000_000, now: now, fileLength: 20)
+        let other = state.insert(space: 0, key: "b", value: Data("2".utf8), expiry: now + 60_000_000_000, now: now, fileLength: 20)
+        var ledger = SegmentStore.LedgerChanges()
+        let there = RecordLocation(segment: 1, offset: 0, index: 0, length: 20)
+        _ = state.markWritten(space: 0, key: "a", sequence: first.sequence, ref: first.ref, location: there, ledger: &ledger)
+        #expect(state.record(space: 0, key: "a")?.location == there && state.record(space: 0, key: "a")?.isPendingWrite == false)
+
+        // A reference to b's slot, for a's version: found by key all the same.
+        let replaced = state.insert(space: 0, key: "a", value: Data("3".utf8), expiry: now + 60_000_000_000, now: now, fileLength: 20)
+        let elsewhere = RecordLocation(segment: 1, offset: 0, index: 1, length: 20)
+        let wrongSlot = EntryRef(shard: other.ref.shard, slot: other.ref.slot, sequence: replaced.sequence)
+        _ = state.markWritten(space: 0, key: "a", sequence: replaced.sequence, ref: wrongSlot, location: elsewhere, ledger: &ledger)
+        #expect(state.record(space: 0, key: "a")?.location == elsewhere && state.record(space: 0, key: "a")?.isPendingWrite == false)
+
+        // b replaced before its first version landed: neither way marks that version.
+        let newer = state.insert(space: 0, key: "b", value: Data("4".utf8), expiry: now + 60_000_000_000, now: now, fileLength: 20)
+        _ = state.markWritten(space: 0, key: "b", sequence: other.sequence, ref: other.ref, location: there, ledger: &ledger)
+        #expect(state.record(space: 0, key: "b")?.sequence == newer.sequence && state.record(space: 0, key: "b")?.isPendingWrite == true)
+    }
+
     /// A restore reserves room for what it will add: the entries already
     /// there (some removed, their slots free) stay found, and the ones added after too.
     @Test func reservingRoomKeepsEveryEntry() {

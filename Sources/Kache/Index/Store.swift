@@ -321,8 +321,13 @@ struct StoreState: Sendable {
             budget.account(replacing: old, with: record, keyBytes: key.utf8.count)
             previous = (old.location, old.isInOwnFile)
         }
-        // By the reference the insert returned: no hash, no probe (a stale one is a version replaced).
-        if let ref { index.modify(ref) { _, record in land(&record) } } else { index.modify(space: space, key: key) { land(&$0) } }
+        // By the reference the insert returned: no hash, no probe. A stale one
+        // is almost always a version replaced or removed; it is asked by key
+        // then too, so that an entry moved to another slot is still found
+        // (none moves while its write is pending today: `reinstate` takes only
+        // written ones; the index does not promise it).
+        if let ref { index.modify(ref) { _, record in land(&record) } }
+        if previous == nil { index.modify(space: space, key: key) { land(&$0) } }
         guard let previous else {
             ledger.noteAppended(location, sequence: sequence, live: false)
             return false
