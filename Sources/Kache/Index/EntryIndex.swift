@@ -277,6 +277,29 @@ final class EntryIndex: Sendable {
         }
     }
 
+    // MARK: - By version, for the writer
+
+    // A version's `ref` (the place its insert returned) finds it without a
+    // hash or a probe. A stale one is almost always a version replaced or
+    // removed; the key is asked then too, so that an entry moved to another
+    // slot is still found (none moves while its write is pending today:
+    // `StoreState.reinstate` takes only written ones; nothing here promises it).
+
+    /// Whether `sequence` is the current version of (space, key).
+    func isCurrent(space: Int, key: String, sequence: UInt64, ref: EntryRef?) -> Bool {
+        ref.map { self.sequence($0) == sequence } == true || self.sequence(space: space, key: key) == sequence
+    }
+
+    /// Changes the record of (space, key) in place if `sequence` is its current version.
+    /// - Returns: `body`'s result; nil when `sequence` is not the current version.
+    @discardableResult
+    func modify<R: Sendable>(space: Int, key: String, sequence: UInt64, ref: EntryRef?, _ body: (inout EntryRecord) -> R) -> R? {
+        if let ref, let result = modify(ref, { _, record in record.sequence == sequence ? body(&record) : nil }) ?? nil {
+            return result
+        }
+        return modify(space: space, key: key) { record in record.sequence == sequence ? body(&record) : nil } ?? nil
+    }
+
     // MARK: - Every entry
 
     /// Calls `body` with every entry, shard by shard (each shard's lock held meanwhile).

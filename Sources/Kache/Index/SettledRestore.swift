@@ -26,7 +26,7 @@ final class SettledRestore: Sendable {
     }
 
     /// The picks of one batch of a segment's records, by shard.
-    struct Segment: Sendable {
+    struct Batch: Sendable {
         var id: UInt32
         var byShard: [[Pick]]
     }
@@ -41,7 +41,7 @@ final class SettledRestore: Sendable {
 
     private let settled: SettledVersions
     private let spaces: [String: Space]
-    private let picked = Locked<[Segment]>([])
+    private let picked = Locked<[Batch]>([])
 
     init(settled: SettledVersions, spaces: [String: Space]) {
         self.settled = settled
@@ -52,9 +52,9 @@ final class SettledRestore: Sendable {
     /// several times per segment, from several threads at once.
     /// - Complexity: O(records)
     func pick(_ records: [SegmentStore.ScannedRecord], in id: UInt32) {
-        var segment = Segment(id: id, byShard: Array(repeating: [], count: EntryIndex.shardCount))
+        var batch = Batch(id: id, byShard: Array(repeating: [], count: EntryIndex.shardCount))
         let perShard = records.count / EntryIndex.shardCount * 5 / 4
-        for shard in segment.byShard.indices { segment.byShard[shard].reserveCapacity(perShard) }
+        for shard in batch.byShard.indices { batch.byShard[shard].reserveCapacity(perShard) }
         // A segment's records mostly share a key space: most ask of the one before.
         var last: (name: String, space: Space?)?
         // By index, reading stored fields only: a copy of each whole record (to
@@ -65,18 +65,18 @@ final class SettledRestore: Sendable {
             guard let space = last?.space, space.kind == records[index].header.kind else { continue }
             let key = records[index].header.key
             let (hash, shard) = EntryIndex.hash(space: space.number, key: key)
-            segment.byShard[shard].append(Pick(
+            batch.byShard[shard].append(Pick(
                 key: key, expiry: records[index].header.expiry, sequence: records[index].header.sequence,
                 location: RecordLocation(segment: id, offset: records[index].offset, index: records[index].index, length: records[index].length),
                 rawSize: records[index].header.rawLength,
                 hash: hash, space: UInt16(truncatingIfNeeded: space.number)
             ))
         }
-        picked.withLock { $0.append(segment) }
+        picked.withLock { $0.append(batch) }
     }
 
-    /// The segments picked, in the order of their numbers.
-    var segments: [Segment] {
+    /// The batches picked, in the order of their segments' numbers.
+    var batches: [Batch] {
         picked.withLock { $0 }.sorted { $0.id < $1.id }
     }
 }
@@ -119,7 +119,7 @@ extension StoreState {
     /// - Complexity: O(records) on all cores, then O(entries) on one; and
     ///   O(q log q) for the q items of Queues.
     mutating func restoreSettled(_ restore: SettledRestore, from manifest: Manifest) {
-        let picked = restore.segments
+        let batches = restore.batches
         index.reserveCapacity(manifest.liveSequences.count)
         var noEntries = budget
         noEntries.forgetEntries()
@@ -128,10 +128,10 @@ extension StoreState {
         let index = index
         DispatchQueue.concurrentPerform(iterations: EntryIndex.shardCount) { shard in
             var part = ShardRestore(budget: emptyBudget)
-            part.added.reserveCapacity(picked.reduce(0) { $0 + $1.byShard[shard].count })
+            part.added.reserveCapacity(batches.reduce(0) { $0 + $1.byShard[shard].count })
             index.restoring(shard: shard) { upsert in
-                for segment in picked {
-                    for pick in segment.byShard[shard] {
+                for batch in batches {
+                    for pick in batch.byShard[shard] {
                         let record = EntryRecord(
                             expiry: pick.expiry, sequence: pick.sequence, rawSize: pick.rawSize, value: nil, isPendingWrite: false,
                             length: pick.location.length, location: pick.location, diskSequence: pick.sequence

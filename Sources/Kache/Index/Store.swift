@@ -310,25 +310,16 @@ struct StoreState: Sendable {
     mutating func markWritten(
         space: Int, key: String, sequence: UInt64, ref: EntryRef?, location: RecordLocation, ledger: inout SegmentStore.LedgerChanges
     ) -> Bool {
-        var previous: (location: RecordLocation?, inOwnFile: Bool)?
-        func land(_ record: inout EntryRecord) {
-            guard record.sequence == sequence else { return }
+        let landed = index.modify(space: space, key: key, sequence: sequence, ref: ref) { record in
             let old = record
             record.location = location
             record.length = location.length
             record.diskSequence = sequence
             record.isPendingWrite = false
             budget.account(replacing: old, with: record, keyBytes: key.utf8.count)
-            previous = (old.location, old.isInOwnFile)
+            return (location: old.location, inOwnFile: old.isInOwnFile)
         }
-        // By the reference the insert returned: no hash, no probe. A stale one
-        // is almost always a version replaced or removed; it is asked by key
-        // then too, so that an entry moved to another slot is still found
-        // (none moves while its write is pending today: `reinstate` takes only
-        // written ones; the index does not promise it).
-        if let ref { index.modify(ref) { _, record in land(&record) } }
-        if previous == nil { index.modify(space: space, key: key) { land(&$0) } }
-        guard let previous else {
+        guard let previous = landed else {
             ledger.noteAppended(location, sequence: sequence, live: false)
             return false
         }

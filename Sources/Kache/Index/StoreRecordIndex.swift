@@ -16,10 +16,8 @@ struct StoreRecordIndex: RecordIndex {
     /// batch before writing it, and under the store's lock the sets waiting for
     /// it spun for a fifth of W8's load.
     func areCurrent(_ versions: [RecordVersion]) -> [Bool] {
-        // By reference first, then by key (`StoreState.markWritten` says why).
         versions.map { version in
-            version.indexHandle.map { index.sequence(EntryRef(packed: $0)) == version.sequence } == true
-                || index.sequence(space: version.space, key: version.key) == version.sequence
+            index.isCurrent(space: version.space, key: version.key, sequence: version.sequence, ref: version.indexHandle.map(EntryRef.init(packed:)))
         }
     }
 
