@@ -36,13 +36,11 @@ struct InspectText {
             let bytes = s.segments.reduce(0) { $0 + $1.bytes }
             let dead = bytes == 0 ? 0 : Double(s.deadBytes) / Double(bytes) * 100
             let torn = s.segments.reduce(0) { $0 + $1.tornTailBytes }
-            let hints = s.segments.reduce(0) { $0 + $1.hintBytes }
             facts.append((
                 "segments",
                 "\(s.segments.count) files, \(HumanReadable.bytes(bytes)): \(HumanReadable.bytes(bytes - s.deadBytes)) live, "
                     + "\(HumanReadable.bytes(s.deadBytes)) dead (\(String(format: "%.1f", dead))% fragmentation)"
                     + (torn > 0 ? ", \(HumanReadable.bytes(torn)) of torn tails" : "")
-                    + (hints > 0 ? "; their hints \(HumanReadable.bytes(hints))" : "")
             ))
         }
         if let budget = s.diskBudget {

@@ -40,14 +40,6 @@ import Testing
         #expect(text.output.contains("fragmentation"), "\(text)")
         let full = try CacheDirectory(url: fixture.url).inspect()
         #expect(!full.summary.segments.isEmpty)
-        // A closed directory's segments each have a hint, of their length on disk.
-        let folder = fixture.url.appendingPathComponent("segments")
-        for segment in full.summary.segments {
-            let hint = folder.appendingPathComponent((segment.file as NSString).lastPathComponent.replacingOccurrences(of: ".seg", with: ".hint"))
-            let length = try FileManager.default.attributesOfItem(atPath: hint.path)[.size] as? Int
-            #expect(segment.hintBytes > 0 && segment.hintBytes == length, "\(segment.file)")
-        }
-        #expect(text.output.contains("their hints"), "\(text)")
         // The replaced k7, the removed k8 and k8's tombstone are dead.
         #expect(full.summary.deadBytes > 0)
         #expect(full.summary.segments.reduce(0) { $0 + $1.liveRecords } == 41)

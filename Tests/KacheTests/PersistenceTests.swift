@@ -98,9 +98,6 @@ import Testing
             try FileManager.default.copyItem(
                 at: segments.appendingPathComponent(SegmentStore.fileName(id)), to: segments.appendingPathComponent(SegmentStore.fileName(next))
             )
-            try FileManager.default.copyItem(
-                at: segments.appendingPathComponent(SegmentStore.hintFileName(id)), to: segments.appendingPathComponent(SegmentStore.hintFileName(next))
-            )
             next += 1
         }
         let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))

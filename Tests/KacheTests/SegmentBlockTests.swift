@@ -3,8 +3,9 @@ import KacheStorage
 import KacheTestSupport
 import Testing
 
-/// The block format of segment files (version 3): records gathered and
-/// compressed together, read back one at a time, and damage confined to one block.
+/// The block format of segment files: records gathered, their keys and
+/// their values compressed apart, read back one at a time, and damage
+/// confined to one block. Blocks of versions 3 and 4 still read.
 @Suite struct SegmentBlockTests {
     static func record(_ key: String, space: String = "", kind: UInt8 = 0, sequence: UInt64, value: Data, tombstone: Bool = false) -> SegmentBlock.Record {
         SegmentBlock.Record(
@@ -37,7 +38,8 @@ import Testing
         for (index, record) in Self.mixed.enumerated() {
             let header = contents.records[index].header
             #expect(header.key == record.key && header.space == record.space && header.kind == record.kind)
-            #expect(header.expiry == record.expiry && header.sequence == record.sequence)
+            // Kept to the millisecond, rounded down: never later than asked.
+            #expect(header.expiry == record.expiry - record.expiry % 1_000_000 && header.sequence == record.sequence)
             #expect(header.isTombstone == record.isTombstone)
             #expect(header.rawLength == record.value.count)
             #expect(contents.value(of: index) == record.value)
@@ -72,7 +74,7 @@ import Testing
     @Test func anIncompressibleBlockIsStoredRawAndReadsBack() throws {
         let records = (0 ..< 3).map { Self.record("r\($0)", sequence: UInt64($0), value: incompressible(900, seed: UInt64($0 + 10))) }
         let (bytes, _) = Self.block(records)
-        #expect(bytes[bytes.startIndex + 20] == 0, "the compressed flag is clear")
+        #expect(bytes[bytes.startIndex + 28] & 0b10 == 0, "the values' compressed flag is clear")
         let contents = try SegmentBlock.decode(bytes)
         #expect((0 ..< 3).map { contents.value(of: $0) } == records.map(\.value))
     }
@@ -145,19 +147,84 @@ import Testing
 
     /// A header whose checksum is right but whose raw length is huge must not
     /// make the reader allocate it.
-    @Test func aHostileRawLengthIsRefusedBeforeAnyAllocation() {
+    @Test(arguments: [(rawField: 16, storedField: 12), (rawField: 24, storedField: 20)])
+    func aHostileRawLengthIsRefusedBeforeAnyAllocation(rawField: Int, storedField: Int) {
         let (bytes, _) = Self.block(Array(Self.mixed.prefix(2)))
+        let stored = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: storedField, as: UInt32.self))) }
         for rawLength in [UInt32.max, UInt32(SegmentBlock.maximumRawLength + 1)] {
             var hostile = bytes
             hostile.withUnsafeMutableBytes { raw in
-                raw.storeBytes(of: rawLength.littleEndian, toByteOffset: 16, as: UInt32.self)
+                raw.storeBytes(of: rawLength.littleEndian, toByteOffset: rawField, as: UInt32.self)
                 let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
                 raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
             }
-            #expect(throws: EntryFile.Damage.lengthMismatch(expected: Int(rawLength), actual: bytes.count - SegmentBlock.headerSize)) {
+            #expect(throws: EntryFile.Damage.lengthMismatch(expected: Int(rawLength), actual: stored)) {
                 try SegmentBlock.decode(hostile)
             }
         }
+    }
+
+    /// An open reads each record's key from the keys section alone: a values
+    /// section LZ4 can't decode (checksum made right again) still gives every
+    /// header and share, as the whole decoding would, while any read of a
+    /// value is damage.
+    @Test func theHeadersComeFromTheKeysSectionAlone() throws {
+        let records = (0 ..< 6).map { Self.record("k\($0)", sequence: UInt64(40 - $0 * 3), value: compressible(400, seed: $0)) }
+        let (bytes, charges) = Self.block(records)
+        let whole = try SegmentBlock.decode(bytes)
+        let (headers, shares) = try bytes.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.headers(raw) }.get() }
+        #expect(headers == whole.records.map(\.header) && shares == whole.shares && shares == charges)
+        #expect(headers.map(\.sequence) == records.map(\.sequence), "sequences that fall as well as rise")
+        var broken = bytes
+        let keysStored = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self))) }
+        broken.withUnsafeMutableBytes { raw in
+            // A literal run's length byte that promises more than the section holds.
+            raw[SegmentBlock.headerSize + keysStored] = 0xF0
+            let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
+            raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
+        }
+        let (brokenHeaders, _) = try broken.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.headers(raw) }.get() }
+        #expect(brokenHeaders == headers)
+        #expect(throws: EntryFile.Damage.undecompressible) { try SegmentBlock.decode(broken) }
+    }
+
+    /// Compaction copies a record into a block of other neighbours: its
+    /// expiry, rounded as an absolute instant, comes out the same, so two
+    /// copies of one version never disagree.
+    @Test func aCopyOfARecordKeepsItsExpiry() throws {
+        let original = SegmentBlock.Record(key: "k", space: "", kind: 0, expiry: 1_700_000_000_123_456_789, sequence: 9, value: compressible(100))
+        let first = try SegmentBlock.decode(Self.block([original]).bytes).records[0].header
+        var copy = original
+        copy.expiry = first.expiry
+        let neighbour = SegmentBlock.Record(key: "n", space: "", kind: 0, expiry: 1_700_000_000_000_000_001, sequence: 10, value: compressible(100))
+        let second = try SegmentBlock.decode(Self.block([neighbour, copy]).bytes).records[1].header
+        #expect(first.expiry == 1_700_000_000_123_000_000 && second.expiry == first.expiry)
+        // Before the epoch, rounded down too.
+        let early = SegmentBlock.Record(key: "e", space: "", kind: 0, expiry: -1_500_000, sequence: 1, value: Data([1]))
+        #expect(try SegmentBlock.decode(Self.block([early]).bytes).records[0].header.expiry == -2_000_000)
+    }
+
+    /// Blocks of versions 3 and 4 (magic "KBLK", each value beside its key)
+    /// read as they did: whole, one record at a time, and in a segment
+    /// beside blocks of today's layout.
+    @Test func blocksOfVersion3StillRead() throws {
+        let records = Array(Self.mixed.prefix(4))
+        let old = Version3Block.seal(records)
+        let contents = try SegmentBlock.decode(old)
+        #expect(contents.records.map(\.header.key) == records.map(\.key))
+        #expect(contents.records.map(\.header.expiry) == records.map(\.expiry), "kept to the nanosecond")
+        #expect(records.indices.map { contents.value(of: $0) } == records.map(\.value))
+        #expect(contents.shares.reduce(0, +) == old.count)
+        for index in records.indices {
+            let (header, payload) = try old.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.record(index, in: raw) }.get() }
+            #expect(header == contents.records[index].header && payload == records[index].value)
+        }
+        let new = Self.block([Self.record("new", sequence: 500, value: compressible(200))]).bytes
+        var damaged = old
+        damaged[damaged.startIndex + 30] ^= 1
+        let scan = SegmentStore.scan(old + damaged + new)
+        #expect(scan.records.map(\.header.key) == records.map(\.key) + ["new"])
+        #expect(scan.damagedRanges == [old.count ..< 2 * old.count])
     }
 
     @Test func aBlockTakesAsManyRecordsAsItsTargetAndAtMost255() {

@@ -92,6 +92,32 @@ import Testing
         cache.checkInvariants()
     }
 
+    /// Format version 4 kept a hint file beside each segment; blocks now
+    /// hold their keys apart, so an open reads the segment and deletes the
+    /// hint, whatever it says.
+    @Test func hintsOfVersion4AreDeletedAtOpenAndTheSegmentsRead() throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+            for i in 0 ..< 30 { try cache.set(compressible(300, seed: i), forKey: "k\(i)", ttl: .seconds(3600)) }
+            try cache.close()
+        }
+        let segments = dir.url.appendingPathComponent("segments")
+        let names = segmentFiles(dir)
+        #expect(!names.isEmpty)
+        for name in names {
+            try Data("KHNT stale, from a file of this number long gone".utf8)
+                .write(to: segments.appendingPathComponent(name.replacingOccurrences(of: ".seg", with: ".hint")))
+        }
+        try Data("a hint without its segment".utf8).write(to: segments.appendingPathComponent("0000ffff.hint"))
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+        for i in 0 ..< 30 { #expect(cache.data(forKey: "k\(i)") == compressible(300, seed: i), "k\(i)") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: segments.path)
+        #expect(!left.contains { $0.hasSuffix(".hint") }, "\(left)")
+        cache.checkInvariants()
+    }
+
     @Test(arguments: [false, true])
     func aDamagedRecordIsAMissAndTheRestOfItsSegmentIsServed(rebuildingFromRecords: Bool) throws {
         let clock = ManualClock()

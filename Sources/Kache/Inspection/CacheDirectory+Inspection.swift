@@ -130,9 +130,6 @@ extension CacheDirectory {
         public var liveRecords: Int
         /// Bytes past its last whole record, which the next writer cuts off.
         public var tornTailBytes: Int
-        /// The length of its hint (`segments/….hint`: its records without
-        /// their values, read at open instead of the segment); 0 when it has none.
-        public var hintBytes: Int
 
         /// Bytes that hold nothing live (replaced, removed, expired or evicted records, tombstones).
         public var deadBytes: Int { bytes - liveBytes }
@@ -332,12 +329,9 @@ extension CacheDirectory {
             live[entry.file, default: (0, 0)].records += 1
         }
         let segments = scan.segments.map { segment in
-            var hint = stat()
-            let hintPath = "\(root)/\(DiskStore.segmentsFolder)/\(SegmentStore.hintFileName(segment.id))"
-            return SegmentSummary(
+            SegmentSummary(
                 file: segment.file, bytes: segment.length, liveBytes: live[segment.file]?.bytes ?? 0,
-                liveRecords: live[segment.file]?.records ?? 0, tornTailBytes: segment.tornTailBytes,
-                hintBytes: lstat(hintPath, &hint) == 0 ? Int(hint.st_size) : 0
+                liveRecords: live[segment.file]?.records ?? 0, tornTailBytes: segment.tornTailBytes
             )
         }
         let largestEntries = entries.sorted { a, b in

@@ -38,6 +38,22 @@ package enum LZ4 {
 
     /// Decompresses what `LZ4Dictionary.compress` made, given the same
     /// dictionary bytes. Safe against hostile input, as `decompress(_:into:)`.
+    /// Decompresses only the first `destination.count` bytes of the block
+    /// `source`: LZ4 stops there, so a read of an early record pays for no
+    /// more. True when exactly that many bytes came out.
+    package static func decompress(_ source: UnsafeRawBufferPointer, prefixInto destination: UnsafeMutableRawBufferPointer) -> Bool {
+        if destination.count == 0 { return true }
+        guard source.count > 0, source.count <= Int(Int32.max), destination.count <= Int(Int32.max) else { return false }
+        let produced = LZ4_decompress_safe_partial(
+            source.baseAddress!.assumingMemoryBound(to: CChar.self),
+            destination.baseAddress!.assumingMemoryBound(to: CChar.self),
+            Int32(source.count),
+            Int32(destination.count),
+            Int32(destination.count)
+        )
+        return Int(produced) == destination.count
+    }
+
     package static func decompress(
         _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, dictionary: UnsafeRawBufferPointer
     ) -> Bool {

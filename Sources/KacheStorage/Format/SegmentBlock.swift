@@ -1,57 +1,76 @@
 import Foundation
 
-/// Small records gathered into a block and LZ4-compressed together: what a
-/// segment file of format version 3 holds, back to back. Specified in docs/FORMAT.md.
+/// Small records gathered into a block: what a segment file holds, back to
+/// back. Specified in docs/FORMAT.md.
 ///
 /// ```
 /// offset size field
-///  0      4   magic "KBLK"
+///  0      4   magic "KBL2"
 ///  4      8   checksum: XXH64 (seed 0) of bytes 12 ..< end of block
-/// 12      4   stored body length
-/// 16      4   raw body length
-/// 20      1   flags (bit 0: the body is an LZ4 block)
-/// 21      1   record count (1 … 255)
-/// 22      2   reserved, zero
-/// 24      …   body
+/// 12      4   keys section: stored length
+/// 16      4   keys section: raw length
+/// 20      4   values section: stored length
+/// 24      4   values section: raw length
+/// 28      1   flags (bit 0: the keys section is an LZ4 block; bit 1: the values section is)
+/// 29      1   record count (1 … 255)
+/// 30      2   reserved, zero
+/// 32      …   the keys section, then the values section, as stored
 /// ```
-/// The raw body: base expiry (i64), base sequence (u64), the key spaces its
-/// records name (a count, then each one's kind byte and its name, a varint
-/// length and UTF-8), then the records. A record: flags (bit 1: tombstone),
-/// its key space's index in that list, key (varint length, UTF-8), expiry
-/// and sequence above their bases, value (varint length, bytes). Varints are
-/// LEB128. A record of a 200-byte value costs its key and about a dozen
-/// bytes before compression, where a record of its own costs 48 and its
-/// key space's name.
+/// The raw keys section: base expiry (i64, ms since the epoch), base sequence (u64), the
+/// key spaces its records name (a count, then each one's kind byte and its
+/// name, a varint length and UTF-8), then per record: flags (bit 1:
+/// tombstone), its key space's index in that list, key (varint length,
+/// UTF-8), expiry in milliseconds above the base, sequence less the
+/// record's before (the first's less the base; zigzag), value length. The
+/// raw values section: the values back to back. Varints are LEB128.
 ///
-/// Why blocks: LZ4 finds the repetition between neighbouring values (JSON
-/// responses share their field names) only when they are compressed
-/// together; W8's 200-byte values shrink to 0.50 of their size alone and to
-/// 0.19 in blocks of 4 KiB (docs/PERFORMANCE.md, `kache-bench blocks`).
-/// One checksum covers a block: a flipped bit costs that block's records,
-/// never the rest of the segment.
+/// Why two sections: opening reads every record's key, never a value, so
+/// the keys section is decompressed alone (and no second copy of the keys
+/// is kept beside the segment). Why blocks: LZ4 finds the repetition
+/// between neighbouring values (JSON responses share their field names)
+/// only when they are compressed together; W8's 200-byte values shrink to
+/// 0.50 of their size alone and to 0.16 in a values section of 16 KiB
+/// (docs/PERFORMANCE.md, `kache-bench blocks`). One checksum covers a
+/// block: a flipped bit costs that block's records, never the rest of the
+/// segment.
 package enum SegmentBlock {
-    package static let magic: [UInt8] = Array("KBLK".utf8)
-    package static let headerSize = 24
+    package static let magic: [UInt8] = Array("KBL2".utf8)
+    package static let headerSize = 32
     /// A location names a record by its index in the block, in 8 bits.
     package static let maximumRecords = 255
-    /// The most raw body bytes a reader accepts: a hostile header can't make it allocate more.
+    /// The most raw bytes a reader accepts in a section: a hostile header can't make it allocate more.
     package static let maximumRawLength = 1 << 20
-    /// The raw bytes a writer gathers before it seals a block: the space
-    /// saved levels off past it while a cold read, which decompresses the
-    /// whole block, keeps getting slower (docs/PERFORMANCE.md).
-    package static let targetRawLength = 4 << 10
+    /// The raw bytes a writer gathers before it seals a block: past it the
+    /// space saved levels off while a cold read, which decompresses the
+    /// values up to its own, keeps getting slower (docs/PERFORMANCE.md).
+    package static let targetRawLength = 16 << 10
+    /// Expiries are kept to the millisecond, rounded down (never later than
+    /// asked): nanoseconds would cost three more bytes a record that no
+    /// compression finds. Rounded as absolute instants, so that a copy of a
+    /// record (compaction) keeps the very expiry of the original.
+    static let nanosecondsPerExpiryUnit: Int64 = 1_000_000
+
+    /// `expiry` in whole milliseconds since the epoch, rounded down.
+    static func expiryUnits(_ expiry: Timestamp) -> Int64 {
+        let (quotient, remainder) = expiry.quotientAndRemainder(dividingBy: nanosecondsPerExpiryUnit)
+        return remainder < 0 ? quotient - 1 : quotient
+    }
 
     enum Offset {
         static let checksum = 4
         static let checksummed = 12
-        static let storedLength = 12
-        static let rawLength = 16
-        static let flags = 20
-        static let count = 21
+        static let keysStored = 12
+        static let keysRaw = 16
+        static let valuesStored = 20
+        static let valuesRaw = 24
+        static let flags = 28
+        static let count = 29
+        static let reserved = 30
     }
 
-    private static let compressedFlag: UInt8 = 1 << 0
-    private static let tombstoneFlag: UInt8 = 1 << 1
+    private static let keysCompressed: UInt8 = 1 << 0
+    private static let valuesCompressed: UInt8 = 1 << 1
+    static let tombstoneFlag: UInt8 = 1 << 1
 
     /// One record to gather.
     package struct Record: Sendable, Equatable {
@@ -85,7 +104,7 @@ package enum SegmentBlock {
     /// Gathers records and seals them into a block.
     package struct Builder {
         package private(set) var records: [Record] = []
-        /// Raw body bytes so far, the bases and key-space list left out.
+        /// Raw bytes so far, the bases and key-space list left out.
         package private(set) var rawLength = 0
 
         package init() {}
@@ -110,68 +129,81 @@ package enum SegmentBlock {
         /// so that the segment's accounting adds up to its file's length).
         package func seal() -> (bytes: Data, charges: [Int]) {
             precondition(!records.isEmpty, "an empty block")
-            var body = [UInt8]()
-            body.reserveCapacity(rawLength + 32)
-            let baseExpiry = records.lazy.map(\.expiry).min()!
-            let baseSequence = records.lazy.map(\.sequence).min()!
-            body.appendInteger(baseExpiry)
-            body.appendInteger(baseSequence)
+            var keys = [UInt8]()
+            keys.reserveCapacity(records.count * 24 + 32)
+            let baseExpiry = SegmentBlock.expiryUnits(records.lazy.map(\.expiry).min()!)
+            var previous = records[0].sequence
+            keys.appendInteger(baseExpiry)
+            keys.appendInteger(previous)
             var spaces: [String: Int] = [:]
             var spaceList: [(name: String, kind: UInt8)] = []
             for record in records where spaces[record.space] == nil {
                 spaces[record.space] = spaceList.count
                 spaceList.append((record.space, record.kind))
             }
-            body.appendVarint(UInt64(spaceList.count))
+            keys.appendVarint(UInt64(spaceList.count))
             for (name, kind) in spaceList {
-                body.append(kind)
-                body.appendVarint(UInt64(name.utf8.count))
-                body.append(contentsOf: name.utf8)
+                keys.append(kind)
+                keys.appendVarint(UInt64(name.utf8.count))
+                keys.append(contentsOf: name.utf8)
             }
-            var recordEnds: [Int] = []
-            recordEnds.reserveCapacity(records.count)
+            var ends: [Int] = []
+            ends.reserveCapacity(records.count)
+            var valuesLength = 0
             for record in records {
-                body.append(record.isTombstone ? SegmentBlock.tombstoneFlag : 0)
-                body.appendVarint(UInt64(spaces[record.space]!))
-                body.appendVarint(UInt64(record.key.utf8.count))
-                body.append(contentsOf: record.key.utf8)
-                body.appendVarint(UInt64(bitPattern: record.expiry &- baseExpiry))
-                body.appendVarint(record.sequence &- baseSequence)
-                body.appendVarint(UInt64(record.value.count))
-                body.append(contentsOf: record.value)
-                recordEnds.append(body.count)
+                keys.append(record.isTombstone ? SegmentBlock.tombstoneFlag : 0)
+                keys.appendVarint(UInt64(spaces[record.space]!))
+                keys.appendVarint(UInt64(record.key.utf8.count))
+                keys.append(contentsOf: record.key.utf8)
+                // Never negative: the base is the least expiry.
+                keys.appendVarint(UInt64(bitPattern: SegmentBlock.expiryUnits(record.expiry) &- baseExpiry))
+                keys.appendVarint(SegmentBlock.zigzag(record.sequence &- previous))
+                previous = record.sequence
+                keys.appendVarint(UInt64(record.value.count))
+                valuesLength += record.value.count
+                ends.append(keys.count + valuesLength)
             }
-            let block = SegmentBlock.seal(body, count: records.count)
-            return (block, SegmentBlock.shares(of: block.count, byEnds: recordEnds))
+            var values = [UInt8]()
+            values.reserveCapacity(valuesLength)
+            for record in records { values.append(contentsOf: record.value) }
+            let block = SegmentBlock.seal(keys: keys, values: values, count: records.count)
+            return (block, SegmentBlock.shares(of: block.count, byEnds: ends))
         }
     }
 
-    /// Compresses `body` behind a header, or stores it raw when LZ4 can't shrink it.
-    private static func seal(_ body: [UInt8], count: Int) -> Data {
-        var block = Data(count: headerSize + body.count)
-        var storedLength = body.count
+    static func zigzag(_ difference: UInt64) -> UInt64 {
+        let signed = Int64(bitPattern: difference)
+        return UInt64(bitPattern: (signed << 1) ^ (signed >> 63))
+    }
+
+    static func unzigzag(_ value: UInt64) -> UInt64 {
+        (value >> 1) ^ (0 &- (value & 1))
+    }
+
+    /// The two sections behind a header, each compressed where LZ4 shrinks it.
+    private static func seal(keys: [UInt8], values: [UInt8], count: Int) -> Data {
+        var block = Data(count: headerSize + keys.count + values.count)
         var flags: UInt8 = 0
+        var keysStored = 0
+        var valuesStored = 0
         block.withUnsafeMutableBytes { out in
-            let destination = UnsafeMutableRawBufferPointer(rebasing: out[headerSize...])
-            body.withUnsafeBytes { source in
-                // One byte short of raw: LZ4 succeeds only when it saves space. A
-                // block keeps a byte per record (`shares`); raw, each takes 7 at least.
-                if let length = LZ4.compress(source, into: UnsafeMutableRawBufferPointer(rebasing: destination.dropLast())),
-                   headerSize + length >= count
-                {
-                    storedLength = length
-                    flags = compressedFlag
-                } else {
-                    destination.copyMemory(from: source)
-                }
+            keysStored = store(keys, into: UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]))
+            // A block keeps a byte per record (`shares`): raw, a record's keys take 7 at least.
+            if headerSize + keysStored + values.count < count {
+                keysStored = store(keys, into: UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]), compressing: false)
             }
+            valuesStored = store(values, into: UnsafeMutableRawBufferPointer(rebasing: out[(headerSize + keysStored)...]))
+            if keysStored < keys.count { flags |= keysCompressed }
+            if valuesStored < values.count { flags |= valuesCompressed }
             out.copyBytes(from: magic)
-            out.storeBytes(of: UInt32(storedLength).littleEndian, toByteOffset: Offset.storedLength, as: UInt32.self)
-            out.storeBytes(of: UInt32(body.count).littleEndian, toByteOffset: Offset.rawLength, as: UInt32.self)
+            out.storeBytes(of: UInt32(keysStored).littleEndian, toByteOffset: Offset.keysStored, as: UInt32.self)
+            out.storeBytes(of: UInt32(keys.count).littleEndian, toByteOffset: Offset.keysRaw, as: UInt32.self)
+            out.storeBytes(of: UInt32(valuesStored).littleEndian, toByteOffset: Offset.valuesStored, as: UInt32.self)
+            out.storeBytes(of: UInt32(values.count).littleEndian, toByteOffset: Offset.valuesRaw, as: UInt32.self)
             out.storeBytes(of: flags, toByteOffset: Offset.flags, as: UInt8.self)
             out.storeBytes(of: UInt8(count), toByteOffset: Offset.count, as: UInt8.self)
         }
-        block.count = headerSize + storedLength
+        block.count = headerSize + keysStored + valuesStored
         block.withUnsafeMutableBytes { out in
             let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: out[Offset.checksummed...]))
             out.storeBytes(of: checksum.littleEndian, toByteOffset: Offset.checksum, as: UInt64.self)
@@ -179,11 +211,24 @@ package enum SegmentBlock {
         return block
     }
 
+    /// Writes `section` at the start of `destination` (which has room for it
+    /// raw), LZ4-compressed when that saves a byte; returns its stored length.
+    private static func store(_ section: [UInt8], into destination: UnsafeMutableRawBufferPointer, compressing: Bool = true) -> Int {
+        section.withUnsafeBytes { source in
+            guard !section.isEmpty else { return 0 }
+            // One byte short of raw: LZ4 succeeds only when it saves space.
+            let room = UnsafeMutableRawBufferPointer(rebasing: destination[..<(section.count - 1)])
+            if compressing, section.count > 1, let length = LZ4.compress(source, into: room) { return length }
+            UnsafeMutableRawBufferPointer(rebasing: destination[..<section.count]).copyMemory(from: source)
+            return section.count
+        }
+    }
+
     /// `total` split among the records whose raw bytes end at `ends` (the
     /// first starts at 0): a byte each, the rest in proportion to their raw
     /// bytes, rounded so that the parts add up to `total`. Never 0: a length
     /// of 0 means "not on disk" to the index and the manifest. A sealed block
-    /// is at least a byte per record long (`seal`).
+    /// is at least a byte per record long (its header alone is 32).
     package static func shares(of total: Int, byEnds ends: [Int]) -> [Int] {
         let whole = ends.last!
         let spread = total - ends.count
@@ -201,93 +246,56 @@ package enum SegmentBlock {
 
     // MARK: - Reading
 
-    /// The length the header at the start of `bytes` gives its block, or nil
-    /// when it does not start with the magic. Nothing else is checked.
+    /// The length the header at the start of `bytes` gives its block (of
+    /// either layout), or nil when it does not start with a block's magic.
+    /// Nothing else is checked.
     package static func blockLength(at bytes: UnsafeRawBufferPointer) -> Int? {
-        guard bytes.count >= headerSize, bytes.prefix(4).elementsEqual(magic) else { return nil }
-        return headerSize + Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: Offset.storedLength, as: UInt32.self)))
+        guard bytes.count >= headerSize else {
+            return startsVersion3Block(bytes) && bytes.count >= Version3.headerSize ? Version3.blockLength(at: bytes) : nil
+        }
+        if startsVersion3Block(bytes) { return Version3.blockLength(at: bytes) }
+        guard bytes.prefix(4).elementsEqual(magic) else { return nil }
+        func field(_ offset: Int) -> Int { Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }
+        return headerSize + field(Offset.keysStored) + field(Offset.valuesStored)
     }
 
-    /// Whether `bytes` start with a block's magic (a record of version 2 starts with `EntryFile.magic`).
+    /// Whether `bytes` start with a block's magic, of either layout (a record
+    /// of version 2 starts with `EntryFile.magic`).
     package static func startsBlock(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytes.count >= 4 && bytes.prefix(4).elementsEqual(magic)
+        bytes.count >= 4 && (bytes.prefix(4).elementsEqual(magic) || startsVersion3Block(bytes))
+    }
+
+    private static func startsVersion3Block(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count >= 4 && bytes.prefix(4).elementsEqual(Version3.magic)
     }
 
     /// A record as read back: its header as a file of its own would give it,
-    /// and where its value is in the decompressed body.
+    /// and where its value is in the decompressed values.
     package struct Decoded: Sendable {
         package var header: EntryFile.Header
         package var value: Range<Int>
     }
 
-    /// A block's records, decompressed and checked.
+    /// A block's records, decompressed and checked, with each one's share of the block.
     package struct Contents: Sendable {
+        /// The bytes the records' value ranges are in.
         package var body: Data
         package var records: [Decoded]
+        package var shares: [Int]
 
         package func value(of index: Int) -> Data { body.subdata(in: records[index].value) }
     }
 
     /// Checks the whole of `block` (magic, checksum, lengths, every record)
-    /// and decodes it. Never traps on hostile input.
+    /// and decodes it, values included. Never traps on hostile input.
     /// - Complexity: O(n) in the block's raw length.
     package static func decode(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> Contents {
-        let (stored, rawLength, isCompressed, count) = try checkedBody(block)
-        var body = Data(count: rawLength)
-        if isCompressed {
-            guard body.withUnsafeMutableBytes({ LZ4.decompress(stored, into: $0) }) else { throw .undecompressible }
-        } else {
-            body.withUnsafeMutableBytes { $0.copyMemory(from: stored) }
-        }
-        let records = try body.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) in try parse(raw, count: count) }
-        }.get()
-        return Contents(body: body, records: records)
-    }
-
-    /// Record `index` of `block` and its value, for a read: the block's
-    /// magic, checksum and lengths are checked and its body decompressed,
-    /// but only that record is decoded (those before it are stepped over,
-    /// their keys never made into strings). Never traps on hostile input.
-    package static func record(_ index: Int, in block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (header: EntryFile.Header, payload: Data) {
-        let (stored, rawLength, isCompressed, count) = try checkedBody(block)
-        guard index < count else { throw .lengthMismatch(expected: index + 1, actual: count) }
-        let decode = { (body: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (header: EntryFile.Header, payload: Data) in
-            let (header, value) = try parseRecord(index, in: body, count: count)
-            return (header, Data(body[value]))
-        }
-        guard isCompressed else { return try decode(stored) }
-        // The body lives only until the value is copied out: no zeroed buffer, no `Data` around it.
-        let body = UnsafeMutableRawBufferPointer.allocate(byteCount: rawLength, alignment: 8)
-        defer { body.deallocate() }
-        guard LZ4.decompress(stored, into: body) else { throw .undecompressible }
-        return try decode(UnsafeRawBufferPointer(body))
-    }
-
-    /// The stored body of `block` once its header, lengths and checksum
-    /// check out, with what the header says about it.
-    private static func checkedBody(
-        _ block: UnsafeRawBufferPointer
-    ) throws(EntryFile.Damage) -> (stored: UnsafeRawBufferPointer, rawLength: Int, isCompressed: Bool, count: Int) {
-        guard block.count >= headerSize else { throw .truncated(length: block.count) }
-        guard block.prefix(4).elementsEqual(magic) else { throw .badMagic }
-        func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
-            T(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: T.self))
-        }
-        let storedLength = Int(field(Offset.storedLength, UInt32.self))
-        let rawLength = Int(field(Offset.rawLength, UInt32.self))
-        let flags = field(Offset.flags, UInt8.self)
-        let count = Int(field(Offset.count, UInt8.self))
-        guard headerSize + storedLength == block.count else { throw .lengthMismatch(expected: headerSize + storedLength, actual: block.count) }
-        guard flags & ~compressedFlag == 0, field(22, UInt16.self) == 0 else { throw .unknownFlags(UInt16(flags)) }
-        let checksum = field(Offset.checksum, UInt64.self)
-        guard checksum == XXHash64.hash(UnsafeRawBufferPointer(rebasing: block[Offset.checksummed...])) else { throw .checksumMismatch }
-        let isCompressed = flags & compressedFlag != 0
-        let lengthsAgree = isCompressed
-            ? storedLength < rawLength && rawLength <= min(storedLength * EntryFile.largestCompressionRatio, maximumRawLength)
-            : storedLength == rawLength
-        guard lengthsAgree, count > 0 else { throw .lengthMismatch(expected: rawLength, actual: storedLength) }
-        return (UnsafeRawBufferPointer(rebasing: block[headerSize...]), rawLength, isCompressed, count)
+        if startsVersion3Block(block) { return try Version3.decode(block) }
+        let sections = try Sections(block)
+        let (records, ends) = try sections.keys()
+        var values = Data(count: sections.valuesRaw)
+        try values.withUnsafeMutableBytes { out in Result { () throws(EntryFile.Damage) in try sections.values(into: out) } }.get()
+        return Contents(body: values, records: records, shares: shares(of: block.count, byEnds: ends))
     }
 
     /// `decode` of a block held in a `Data`.
@@ -295,117 +303,252 @@ package enum SegmentBlock {
         try block.withUnsafeBytes { raw in Result { () throws(EntryFile.Damage) in try decode(raw) } }.get()
     }
 
-    /// The records of a raw body, which must hold exactly `count` of them.
-    private static func parse(_ body: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) -> [Decoded] {
-        var reader = try BodyReader(body, count: count)
-        let names = try reader.spaces.map { space throws(EntryFile.Damage) in try BodyReader.name(space.name) }
-        var records: [Decoded] = []
-        records.reserveCapacity(count)
-        for _ in 0 ..< count {
-            let (header, value) = try reader.readRecord { names[$0] }
-            records.append(Decoded(header: header, value: value))
+    /// Every record of `block` without its value, and each one's share, for
+    /// an open: the checksum covers the whole block, but only the keys
+    /// section is decompressed. (A block of version 3 is decoded whole.)
+    package static func headers(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (headers: [EntryFile.Header], shares: [Int]) {
+        if startsVersion3Block(block) {
+            let contents = try Version3.decode(block)
+            return (contents.records.map(\.header), contents.shares)
         }
-        guard reader.remaining == 0 else { throw .lengthMismatch(expected: body.count - reader.remaining, actual: body.count) }
-        return records
+        let (records, ends) = try Sections(block).keys()
+        return (records.map(\.header), shares(of: block.count, byEnds: ends))
     }
 
-    /// Record `index` of a raw body, stepping over those before it, and the
-    /// range of its value in `body`.
-    private static func parseRecord(_ index: Int, in body: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
-        var reader = try BodyReader(body, count: count)
-        for _ in 0 ..< index { try reader.skipRecord() }
-        let spaces = reader.spaces
-        return try reader.readRecord { index throws(EntryFile.Damage) in try BodyReader.name(spaces[index].name) }
+    /// Record `index` of `block` and its value, for a read: the block's
+    /// magic, checksum and lengths are checked, its keys section decoded up
+    /// to that record and its values decompressed up to that record's end.
+    /// Never traps on hostile input.
+    package static func record(_ index: Int, in block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (header: EntryFile.Header, payload: Data) {
+        if startsVersion3Block(block) { return try Version3.record(index, in: block) }
+        let sections = try Sections(block)
+        guard index < sections.count else { throw .lengthMismatch(expected: index + 1, actual: sections.count) }
+        let (header, value) = try sections.record(index)
+        var payload = Data(count: value.upperBound)
+        try payload.withUnsafeMutableBytes { out in Result { () throws(EntryFile.Damage) in try sections.values(into: out) } }.get()
+        return (header, value.lowerBound == 0 ? payload : payload.subdata(in: value))
+    }
+
+    /// Whether a section's stored and raw lengths agree with its flag.
+    static func lengthsAgree(stored: Int, raw: Int, isCompressed: Bool) -> Bool {
+        isCompressed
+            ? stored < raw && raw <= min(stored * EntryFile.largestCompressionRatio, maximumRawLength)
+            : stored == raw
     }
 }
 
-/// Reads a block's raw body: its bases and key-space list first, then one
-/// record at a time. Every read is bounds-checked; bytes that don't parse
-/// throw `EntryFile.Damage`.
-private struct BodyReader {
-    private var reader: BinaryReader
-    private let baseExpiry: Int64
-    private let baseSequence: UInt64
-    /// Each key space's name (its bytes: only those a caller asks for become strings) and kind.
-    let spaces: [(name: UnsafeRawBufferPointer, kind: UInt8)]
+/// A block of the current layout whose header, lengths and checksum check out.
+private struct Sections {
+    let keysStored: UnsafeRawBufferPointer
+    let keysRaw: Int
+    let valuesStored: UnsafeRawBufferPointer
+    let valuesRaw: Int
+    let keysCompressed: Bool
+    let valuesCompressed: Bool
+    let count: Int
 
-    private static let tombstoneFlag: UInt8 = 1 << 1
+    init(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) {
+        typealias Offset = SegmentBlock.Offset
+        let headerSize = SegmentBlock.headerSize
+        guard block.count >= headerSize else { throw .truncated(length: block.count) }
+        guard block.prefix(4).elementsEqual(SegmentBlock.magic) else { throw .badMagic }
+        func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
+            T(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        let keysStoredLength = Int(field(Offset.keysStored, UInt32.self))
+        let valuesStoredLength = Int(field(Offset.valuesStored, UInt32.self))
+        keysRaw = Int(field(Offset.keysRaw, UInt32.self))
+        valuesRaw = Int(field(Offset.valuesRaw, UInt32.self))
+        let flags = field(Offset.flags, UInt8.self)
+        count = Int(field(Offset.count, UInt8.self))
+        let length = headerSize + keysStoredLength + valuesStoredLength
+        guard length == block.count else { throw .lengthMismatch(expected: length, actual: block.count) }
+        guard flags & ~0b11 == 0, field(Offset.reserved, UInt16.self) == 0 else { throw .unknownFlags(UInt16(flags)) }
+        guard field(Offset.checksum, UInt64.self) == XXHash64.hash(UnsafeRawBufferPointer(rebasing: block[Offset.checksummed...])) else {
+            throw .checksumMismatch
+        }
+        keysCompressed = flags & 0b01 != 0
+        valuesCompressed = flags & 0b10 != 0
+        guard SegmentBlock.lengthsAgree(stored: keysStoredLength, raw: keysRaw, isCompressed: keysCompressed), keysRaw > 0, count > 0 else {
+            throw .lengthMismatch(expected: keysRaw, actual: keysStoredLength)
+        }
+        guard SegmentBlock.lengthsAgree(stored: valuesStoredLength, raw: valuesRaw, isCompressed: valuesCompressed) else {
+            throw .lengthMismatch(expected: valuesRaw, actual: valuesStoredLength)
+        }
+        keysStored = UnsafeRawBufferPointer(rebasing: block[headerSize ..< headerSize + keysStoredLength])
+        valuesStored = UnsafeRawBufferPointer(rebasing: block[(headerSize + keysStoredLength)...])
+    }
 
-    /// Reads the bases and the key-space list of a body of `count` records.
-    init(_ body: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) {
-        reader = BinaryReader(body)
-        do {
-            baseExpiry = try reader.read(Int64.self)
-            baseSequence = try reader.read(UInt64.self)
-            let spaceCount = try reader.readVarint()
-            // A record names one key space: more than records would be damage.
-            guard spaceCount <= count else { throw EntryFile.Damage.lengthMismatch(expected: count, actual: Int(clamping: spaceCount)) }
-            var spaces: [(name: UnsafeRawBufferPointer, kind: UInt8)] = []
-            for _ in 0 ..< spaceCount {
-                let kind = try reader.read(UInt8.self)
-                guard EntryFile.kinds.contains(kind) else { throw EntryFile.Damage.unknownKind(kind) }
-                spaces.append((try reader.readBytes(Int(clamping: try reader.readVarint())), kind))
+    /// Calls `body` with the raw keys section.
+    private func withKeys<T>(_ body: (UnsafeRawBufferPointer) throws(EntryFile.Damage) -> T) throws(EntryFile.Damage) -> T {
+        guard keysCompressed else { return try body(keysStored) }
+        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: keysRaw, alignment: 8)
+        defer { raw.deallocate() }
+        guard LZ4.decompress(keysStored, into: raw) else { throw .undecompressible }
+        return try body(UnsafeRawBufferPointer(raw))
+    }
+
+    /// Every record, each one's value range in the values section, and the
+    /// raw ends the shares are taken by. The value lengths must add up to
+    /// the values section, and nothing may follow the last record.
+    func keys() throws(EntryFile.Damage) -> (records: [SegmentBlock.Decoded], ends: [Int]) {
+        try withKeys { raw throws(EntryFile.Damage) in
+            var reader = try KeysReader(raw, count: count)
+            var records: [SegmentBlock.Decoded] = []
+            var ends: [Int] = []
+            records.reserveCapacity(count)
+            ends.reserveCapacity(count)
+            for _ in 0 ..< count {
+                let (header, value) = try reader.readRecord()
+                records.append(SegmentBlock.Decoded(header: header, value: value))
+                ends.append(reader.offset + value.upperBound)
             }
-            self.spaces = spaces
-        } catch {
-            throw Self.damage(error, in: body)
+            guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
+            guard reader.valuesEnd == valuesRaw else { throw .lengthMismatch(expected: valuesRaw, actual: reader.valuesEnd) }
+            return (records, ends)
         }
     }
 
-    var remaining: Int { reader.remaining }
-
-    static func name(_ bytes: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> String {
-        guard let name = String(validUTF8: bytes) else { throw .invalidName }
-        return name
+    /// Record `index`, and its value's range in the values section.
+    func record(_ index: Int) throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
+        try withKeys { raw throws(EntryFile.Damage) in
+            var reader = try KeysReader(raw, count: count)
+            for _ in 0 ..< index { try reader.skipRecord() }
+            let (header, value) = try reader.readRecord()
+            guard value.upperBound <= valuesRaw else { throw .lengthMismatch(expected: valuesRaw, actual: value.upperBound) }
+            return (header, value)
+        }
     }
 
-    /// Steps over one record without decoding its key.
+    /// Fills `destination` with the first `destination.count` raw bytes of
+    /// the values section (LZ4 stops decoding there).
+    func values(into destination: UnsafeMutableRawBufferPointer) throws(EntryFile.Damage) {
+        guard destination.count > 0 else { return }
+        guard valuesCompressed else {
+            destination.copyMemory(from: UnsafeRawBufferPointer(rebasing: valuesStored[..<destination.count]))
+            return
+        }
+        guard destination.count == valuesRaw
+            ? LZ4.decompress(valuesStored, into: destination)
+            : LZ4.decompress(valuesStored, prefixInto: destination)
+        else { throw .undecompressible }
+    }
+}
+
+/// Reads a raw keys section: its bases and key-space list, then one record
+/// at a time, counting where each value lies in the values section.
+private struct KeysReader {
+    private var reader: BinaryReader
+    private let baseExpiry: Int64
+    private var previousSequence: UInt64
+    private let spaces: SegmentBlock.SpaceList
+    /// Where the next record's value starts in the values section.
+    private(set) var valuesEnd = 0
+
+    init(_ raw: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) {
+        reader = BinaryReader(raw)
+        do {
+            baseExpiry = try reader.read(Int64.self)
+            previousSequence = try reader.read(UInt64.self)
+        } catch {
+            throw .truncated(length: raw.count)
+        }
+        spaces = try SegmentBlock.SpaceList(&reader, recordCount: count)
+    }
+
+    var remaining: Int { reader.remaining }
+    var offset: Int { reader.offset }
+
     mutating func skipRecord() throws(EntryFile.Damage) {
         do {
             _ = try reader.read(UInt8.self)
             _ = try reader.readVarint()
             _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
             _ = try reader.readVarint()
-            _ = try reader.readVarint()
-            _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
+            previousSequence &+= SegmentBlock.unzigzag(try reader.readVarint())
+            valuesEnd = valuesEnd.addingReportingOverflow(Int(clamping: try reader.readVarint())).partialValue
         } catch {
             throw .truncated(length: reader.offset)
         }
+        guard valuesEnd >= 0 else { throw .lengthMismatch(expected: 0, actual: valuesEnd) }
     }
 
-    /// Reads one record; `spaceName` gives the name of a key space by its index.
-    mutating func readRecord(spaceName: (Int) throws(EntryFile.Damage) -> String) throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
+    mutating func readRecord() throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
         do {
-            let flags = try reader.read(UInt8.self)
-            guard flags & ~Self.tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
-            let spaceIndex = try reader.readVarint()
-            guard spaceIndex < spaces.count else { throw EntryFile.Damage.invalidName }
-            let keyBytes = try reader.readBytes(Int(clamping: try reader.readVarint()))
-            guard !keyBytes.isEmpty, let key = String(validUTF8: keyBytes) else { throw EntryFile.Damage.invalidName }
-            let space = try spaceName(Int(spaceIndex))
-            let expiry = baseExpiry &+ Int64(bitPattern: try reader.readVarint())
-            let sequence = baseSequence &+ (try reader.readVarint())
+            let (flags, space, key) = try SegmentBlock.readKey(&reader, spaces: spaces)
+            let expiry = (baseExpiry &+ Int64(bitPattern: try reader.readVarint())) &* SegmentBlock.nanosecondsPerExpiryUnit
+            previousSequence &+= SegmentBlock.unzigzag(try reader.readVarint())
             let valueLength = Int(clamping: try reader.readVarint())
-            let valueStart = reader.offset
-            _ = try reader.readBytes(valueLength)
-            let isTombstone = flags & Self.tombstoneFlag != 0
-            guard !isTombstone || valueLength == 0 else { throw EntryFile.Damage.lengthMismatch(expected: 0, actual: valueLength) }
-            let header = EntryFile.Header(
-                flags: isTombstone ? .tombstone : [], expiry: expiry, sequence: sequence,
-                rawLength: valueLength, storedLength: valueLength, key: key, space: space, kind: spaces[Int(spaceIndex)].kind
+            let header = try SegmentBlock.header(
+                flags: flags, space: space, key: key, expiry: expiry, sequence: previousSequence, valueLength: valueLength
             )
-            return (header, valueStart ..< valueStart + valueLength)
+            let (end, overflow) = valuesEnd.addingReportingOverflow(valueLength)
+            guard !overflow else { throw EntryFile.Damage.lengthMismatch(expected: valuesEnd, actual: valueLength) }
+            defer { valuesEnd = end }
+            return (header, valuesEnd ..< end)
         } catch {
-            throw Self.damage(error, at: reader.offset)
+            throw error as? EntryFile.Damage ?? .truncated(length: reader.offset)
+        }
+    }
+}
+
+// MARK: - What both layouts share
+
+extension SegmentBlock {
+    /// A block's list of the key spaces its records name: each one's name
+    /// (its bytes: only those a record asks for become strings) and kind.
+    struct SpaceList {
+        private let entries: [(name: UnsafeRawBufferPointer, kind: UInt8)]
+
+        init(_ reader: inout BinaryReader, recordCount: Int) throws(EntryFile.Damage) {
+            do {
+                let spaceCount = try reader.readVarint()
+                // A record names one key space: more than records would be damage.
+                guard spaceCount <= recordCount else {
+                    throw EntryFile.Damage.lengthMismatch(expected: recordCount, actual: Int(clamping: spaceCount))
+                }
+                var entries: [(name: UnsafeRawBufferPointer, kind: UInt8)] = []
+                for _ in 0 ..< spaceCount {
+                    let kind = try reader.read(UInt8.self)
+                    guard EntryFile.kinds.contains(kind) else { throw EntryFile.Damage.unknownKind(kind) }
+                    entries.append((try reader.readBytes(Int(clamping: try reader.readVarint())), kind))
+                }
+                self.entries = entries
+            } catch {
+                throw error as? EntryFile.Damage ?? .truncated(length: reader.offset)
+            }
+        }
+
+        /// Key space `index`'s name and kind.
+        func space(_ index: UInt64) throws(EntryFile.Damage) -> (name: String, kind: UInt8) {
+            guard index < entries.count else { throw .invalidName }
+            let entry = entries[Int(index)]
+            guard let name = String(validUTF8: entry.name) else { throw .invalidName }
+            return (name, entry.kind)
         }
     }
 
-    /// `error` as damage: itself when it is, a truncation otherwise (`BinaryReader` ran out).
-    private static func damage(_ error: any Error, at offset: Int) -> EntryFile.Damage {
-        error as? EntryFile.Damage ?? .truncated(length: offset)
+    /// Reads a record's flags, key-space index and key, which both layouts start it with.
+    static func readKey(
+        _ reader: inout BinaryReader, spaces: SpaceList
+    ) throws -> (flags: UInt8, space: (name: String, kind: UInt8), key: String) {
+        let flags = try reader.read(UInt8.self)
+        guard flags & ~tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
+        let space = try spaces.space(try reader.readVarint())
+        let keyBytes = try reader.readBytes(Int(clamping: try reader.readVarint()))
+        guard !keyBytes.isEmpty, let key = String(validUTF8: keyBytes) else { throw EntryFile.Damage.invalidName }
+        return (flags, space, key)
     }
 
-    private static func damage(_ error: any Error, in body: UnsafeRawBufferPointer) -> EntryFile.Damage {
-        damage(error, at: body.count)
+    /// A record's header as a file of its own would give it.
+    static func header(
+        flags: UInt8, space: (name: String, kind: UInt8), key: String, expiry: Int64, sequence: UInt64, valueLength: Int
+    ) throws(EntryFile.Damage) -> EntryFile.Header {
+        let isTombstone = flags & tombstoneFlag != 0
+        guard !isTombstone || valueLength == 0 else { throw .lengthMismatch(expected: 0, actual: valueLength) }
+        return EntryFile.Header(
+            flags: isTombstone ? .tombstone : [], expiry: expiry, sequence: sequence,
+            rawLength: valueLength, storedLength: valueLength, key: key, space: space.name, kind: space.kind
+        )
     }
 }

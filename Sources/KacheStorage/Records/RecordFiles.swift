@@ -90,23 +90,13 @@ package struct RecordFiles: Sendable {
     /// - Returns: each record's location.
     func appendBlocks(_ records: [SegmentBlock.Record], bucket: SegmentStore.Bucket) throws(StorageError) -> [RecordLocation] {
         var bytes = Data()
-        // Each record as the segment's hint lists it: its block's offset within
-        // `bytes`, its index in its block and its share.
-        var placed: [SegmentStore.ScannedRecord] = []
+        // Each record's block offset within `bytes`, its index in its block and its share.
+        var placed: [(offset: Int, index: Int, share: Int)] = []
         placed.reserveCapacity(records.count)
         var block = SegmentBlock.Builder()
-        var first = 0
         func seal() {
             let (sealed, charges) = block.seal()
-            for (index, charge) in charges.enumerated() {
-                let record = records[first + index]
-                let header = EntryFile.Header(
-                    flags: record.isTombstone ? .tombstone : [], expiry: record.expiry, sequence: record.sequence,
-                    rawLength: record.value.count, storedLength: record.value.count, key: record.key, space: record.space, kind: record.kind
-                )
-                placed.append(SegmentStore.ScannedRecord(header: header, offset: bytes.count, index: index, length: charge))
-            }
-            first += charges.count
+            for (index, charge) in charges.enumerated() { placed.append((bytes.count, index, charge)) }
             bytes.append(sealed)
             block = SegmentBlock.Builder()
         }
@@ -115,17 +105,15 @@ package struct RecordFiles: Sendable {
             block.append(record)
         }
         seal()
-        let placement = try segments.append(bytes, records: placed, bucket: bucket)
+        let placement = try segments.append(bytes, bucket: bucket)
         return placed.map { record in
-            RecordLocation(segment: placement.segment, offset: placement.offset + record.offset, index: record.index, length: record.length)
+            RecordLocation(segment: placement.segment, offset: placement.offset + record.offset, index: record.index, length: record.share)
         }
     }
 
     /// Writes `manifest` as the manifest: from now on it is the checkpoint
     /// that recovery replays newer records from. Call inside `disk.withManifestWriter`.
     func writeCheckpoint(_ manifest: [UInt8], nextSequence: UInt64) throws(StorageError) {
-        // The records gathered for hints so far are listed too, so that the next open reads little past them.
-        segments.writeAllHints()
         try disk.writeManifest(manifest)
         segments.noteCheckpoint(nextSequence)
     }

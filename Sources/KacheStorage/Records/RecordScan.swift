@@ -5,9 +5,9 @@ import Glibc
 
 /// One reading of every record in a cache directory: each file of its own in
 /// the 256 shard folders under `objects/` (on all cores), then every segment
-/// file, read whole and in order with each record's checksum verified
-/// (`SegmentStore.scan`), or under `.recovering` from its hint as far as the
-/// hint checks out and read past it. The rebuild after a crash (`RecordStore.findRecords`)
+/// file, read whole with each block's checksum verified and only its keys
+/// decompressed (`SegmentStore.scan`), under `.recovering` on all cores.
+/// The rebuild after a crash (`RecordStore.findRecords`)
 /// and the tools that inspect, verify and repair a directory (`CacheDirectory`)
 /// both read the directory through it; its `Policy` says what it does with
 /// what it meets.
@@ -43,8 +43,8 @@ package struct RecordScan: Sendable {
         /// is not damage, and the index can't be rebuilt without it). At open
         /// (`atOpen`), temporary files are what a crash left, and are deleted,
         /// and a torn segment tail is cut; later they may be writes under way,
-        /// and are left alone. Segment files are read through `disk.segments`,
-        /// their hints used (and at open, mended).
+        /// and are left alone. Segment files are read through `disk.segments`, on
+        /// all cores.
         case recovering(DiskStore, atOpen: Bool)
     }
 
@@ -105,9 +105,9 @@ package struct RecordScan: Sendable {
         package var latestSequence: UInt64
     }
 
-    /// Takes a segment's records on the core that read them, a hint chunk at a
-    /// time, instead of the scan keeping them (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`).
-    /// Called several times for each segment, from several threads at once.
+    /// Takes a segment's records on the core that read them instead of the
+    /// scan keeping them (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`).
+    /// Called once for each segment that holds records, from several threads at once.
     package typealias SegmentVisitor = @Sendable (_ id: UInt32, _ records: [SegmentStore.ScannedRecord]) -> Void
 
     /// Files of their own that hold a valid record under their own name, in no particular order.
@@ -265,7 +265,7 @@ package struct RecordScan: Sendable {
     private mutating func scanSegments(root: String, policy: Policy, visit: SegmentVisitor?) throws(StorageError) {
         let sources = try RecordScan.segmentFiles(root: root, policy: policy)
         if case let .recovering(disk, atOpen) = policy {
-            try scanSegmentsWithHints(sources, disk: disk, atOpen: atOpen, visit: visit)
+            try scanSegmentsOnAllCores(sources, disk: disk, atOpen: atOpen, visit: visit)
             return
         }
         for source in sources {
@@ -297,31 +297,37 @@ package struct RecordScan: Sendable {
         }
     }
 
-    /// The rebuild's reading of the segments: what each one's hint lists
-    /// from the hint, only the rest from the segment (`SegmentStore.scan`),
-    /// on all cores (decoding a million hint records took W8's open 0.2 s on
-    /// one). `visit` takes each one's records on the core that read them, while
-    /// they are still in its cache.
-    private mutating func scanSegmentsWithHints(
+    /// The rebuild's reading of the segments through the writer's open
+    /// files, on all cores (the keys of a million records took W8's open
+    /// 0.2 s on one). `visit` takes each one's records on the core that read
+    /// them, while they are still in its cache.
+    private mutating func scanSegmentsOnAllCores(
         _ sources: [SegmentSource], disk: DiskStore, atOpen: Bool, visit: SegmentVisitor?
     ) throws(StorageError) {
-        let reads = Locked([Result<SegmentStore.HintedScan, StorageError>?](repeating: nil, count: sources.count))
+        let reads = Locked([Result<(scan: SegmentStore.Scan, latest: UInt64), StorageError>?](repeating: nil, count: sources.count))
         DispatchQueue.concurrentPerform(iterations: sources.count) { index in
             guard let open = sources[index].open else { return }
-            let id = sources[index].id
-            let read = Result { () throws(StorageError) in
-                try disk.segments.scan(open.file, length: open.length, rebuildingHint: atOpen, visit: visit.map { visit in { visit(id, $0) } })
+            let read = Result { () throws(StorageError) -> (scan: SegmentStore.Scan, latest: UInt64) in
+                guard let bytes = open.file.read(offset: 0, length: open.length) else {
+                    throw .fileOperation("Reading a segment file", path: open.file.path, errno: errno)
+                }
+                var scan = SegmentStore.scan(bytes)
+                let latest = scan.latestSequence
+                if let visit, !scan.records.isEmpty {
+                    visit(sources[index].id, scan.records)
+                    scan.records = []
+                }
+                return (scan, latest)
             }
             reads.withLock { $0[index] = read }
         }
         for (source, read) in zip(sources, reads.withLock { $0 }) {
             guard let open = source.open, let read else { continue }
-            let hinted = try read.get()
-            let latest = hinted.latestSequence
-            bytesRead += open.length - hinted.hintedLength
-            if atOpen, hinted.scan.validLength < open.length { disk.segments.truncate(source.id, to: hinted.scan.validLength) }
+            let (scan, latest) = try read.get()
+            bytesRead += open.length
+            if atOpen, scan.validLength < open.length { disk.segments.truncate(source.id, to: scan.validLength) }
             segments.append(Segment(
-                id: source.id, file: source.file, length: open.length, allocatedBytes: 0, contents: hinted.scan, latestSequence: latest
+                id: source.id, file: source.file, length: open.length, allocatedBytes: 0, contents: scan, latestSequence: latest
             ))
         }
     }

@@ -45,8 +45,8 @@ extension RecordStore {
     /// crash left, and are deleted, and a torn segment tail is cut; later
     /// (`load()`) they may be writes under way, and are left alone.
     ///
-    /// With `segmentsOnly`, only the segment files are read (through their
-    /// hints): a current manifest lists the files of their own. With `visit`,
+    /// With `segmentsOnly`, only the segment files are read (their keys, not
+    /// their values): a current manifest lists the files of their own. With `visit`,
     /// each segment's records go to it, on the core that read them, instead
     /// of into `FoundRecords.segments`; a throw may come after some visits.
     package func findRecords(

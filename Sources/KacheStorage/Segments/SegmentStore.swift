@@ -87,9 +87,6 @@ package final class SegmentStore: Sendable {
         /// Bytes known flushed to the device; the lock is held during the flush,
         /// so writers that arrive meanwhile share the next one (group commit).
         fileprivate let flushState: Locked<Int>
-        /// The records appended since its hint file last grew (taken inside
-        /// `appendState`'s lock, so they arrive in the order of their bytes).
-        let hint: Locked<HintWriter>
 
         fileprivate init(id: UInt32, path: String, descriptor: Int32, length: Int) {
             self.id = id
@@ -97,7 +94,6 @@ package final class SegmentStore: Sendable {
             self.descriptor = descriptor
             appendState = Locked((length, false))
             flushState = Locked(length)
-            hint = Locked(HintWriter(end: length))
         }
 
         deinit { Glibc.close(descriptor) }
@@ -153,11 +149,8 @@ package final class SegmentStore: Sendable {
     package func openExisting() throws(StorageError) -> [UInt32] {
         var ids: [UInt32] = []
         let names = try DiskStore.listFolder(folder)
-        // Hints whose segment is gone (a crash between the two unlinks).
-        let segmentNames = Set(names.filter { SegmentStore.id(ofFileName: $0) != nil })
-        for name in names where SegmentStore.id(ofHintFileName: name).map({ !segmentNames.contains(SegmentStore.fileName($0)) }) ?? false {
-            unlink("\(folder)/\(name)")
-        }
+        // Hints, which format version 4 kept beside its segments: blocks now hold their keys apart from their values.
+        for name in names where name.hasSuffix(".hint") { unlink("\(folder)/\(name)") }
         for name in names {
             guard let id = SegmentStore.id(ofFileName: name) else { continue }
             let path = "\(folder)/\(name)"
@@ -199,12 +192,11 @@ package final class SegmentStore: Sendable {
 
     /// Appends `bytes` (whole blocks) to the open file of `bucket`, with one
     /// write call, sealing it first when they would take it past `maximumLength`.
-    /// `records` are the blocks' records, at offsets within `bytes`: the file's
-    /// hint lists them (`SegmentHint`). With `syncsEveryWrite`, returns once the
+    /// With `syncsEveryWrite`, returns once the
     /// data is flushed (sharing the flush with concurrent appends to the same file).
     /// - Throws: the file error; a partial write is cut off again, so the file
     ///   stays a run of whole blocks.
-    package func append(_ bytes: Data, records: [ScannedRecord], bucket: Bucket) throws(StorageError) -> Placement {
+    package func append(_ bytes: Data, bucket: Bucket) throws(StorageError) -> Placement {
         var sealed: [UInt32] = []
         while true {
             let file = try openFile(for: bucket, sealed: &sealed)
@@ -213,7 +205,6 @@ package final class SegmentStore: Sendable {
                 guard !state.isRetired else { return nil }
                 guard state.length == 0 || state.length + bytes.count <= maximumLength else { return nil }
                 try write(bytes, to: file, at: state.length)
-                noteHint(records, of: bytes, at: state.length, in: file)
                 state.length += bytes.count
                 return state.length - bytes.count
             }
@@ -223,10 +214,7 @@ package final class SegmentStore: Sendable {
                 continue
             }
             writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
-            if !sealed.isEmpty {
-                table.withLock { $0.ledger.seal(sealed) }
-                writeHints(of: sealed)
-            }
+            if !sealed.isEmpty { table.withLock { $0.ledger.seal(sealed) } }
             if syncsEveryWrite { try flush(file, upTo: offset + bytes.count) }
             return Placement(segment: file.id, offset: offset)
         }
@@ -279,8 +267,6 @@ package final class SegmentStore: Sendable {
             return table.nextID
         }
         let path = path(of: id)
-        // A hint left by a file of this number that a crash deleted would describe other bytes.
-        unlink(hintPath(of: id))
         let fd = DiskStore.openFile(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .fileOperation("Creating a segment file", path: path, errno: errno) }
         if syncsEveryWrite { DiskStore.syncFolder(folder) }
@@ -320,14 +306,12 @@ package final class SegmentStore: Sendable {
     /// - Returns: the numbers of the files sealed.
     package func seal(_ ids: [UInt32]) -> [UInt32] {
         let wanted = Set(ids)
-        let sealed = table.withLock { table in
+        return table.withLock { table in
             let sealed = table.openByBucket.filter { wanted.contains($0.value) }
             for bucket in sealed.keys { table.openByBucket[bucket] = nil }
             table.ledger.seal(Array(sealed.values))
             return Array(sealed.values)
         }
-        writeHints(of: sealed)
-        return sealed
     }
 
     /// Flushes the file `id` to the device (compaction's copies, before the original goes).
@@ -339,13 +323,11 @@ package final class SegmentStore: Sendable {
     /// Seals every open file: the ones a checkpoint may then reclaim.
     /// - Returns: the numbers of the files sealed.
     package func sealAll() -> [UInt32] {
-        let sealed = table.withLock { table in
+        table.withLock { table in
             defer { table.openByBucket.removeAll() }
             table.ledger.seal(Array(table.openByBucket.values))
             return Array(table.openByBucket.values)
         }
-        writeHints(of: sealed)
-        return sealed
     }
 
     // MARK: - Deleting
@@ -380,16 +362,14 @@ package final class SegmentStore: Sendable {
     /// Seals the open files that hold nothing live or whose dead bytes reach
     /// `threshold` of their length: from now on they only lose bytes, and can go.
     package func sealFilesWorthReclaiming(threshold: Double) {
-        let sealed = table.withLock { table in
+        table.withLock { table in
             let worthSealing = table.openByBucket.filter { _, id in
                 guard let segment = table.ledger.segments[id], segment.length > 0 else { return false }
                 return segment.liveCount == 0 || Double(segment.deadBytes) >= threshold * Double(segment.length)
             }
             for bucket in worthSealing.keys { table.openByBucket[bucket] = nil }
             table.ledger.seal(Array(worthSealing.values))
-            return Array(worthSealing.values)
         }
-        writeHints(of: sealed)
     }
 
     // MARK: - Accounting
@@ -567,7 +547,7 @@ package final class SegmentStore: Sendable {
     /// Deletes retired files.
     package func unlinkRetired(_ ids: [UInt32]) {
         guard !ids.isEmpty else { return }
-        for id in ids { unlinkWithHint(id) }
+        for id in ids { unlink(path(of: id)) }
         if syncsEveryWrite { DiskStore.syncFolder(folder) }
     }
 
@@ -580,15 +560,8 @@ package final class SegmentStore: Sendable {
                 for (bucket, open) in table.openByBucket where open == id { table.openByBucket[bucket] = nil }
             }
         }
-        for id in ids { unlinkWithHint(id) }
+        for id in ids { unlink(path(of: id)) }
         if syncsEveryWrite { DiskStore.syncFolder(folder) }
-    }
-
-    /// Deletes the file `id`, its hint first: a hint without its segment
-    /// would describe the next file of that number.
-    private func unlinkWithHint(_ id: UInt32) {
-        unlink(hintPath(of: id))
-        unlink(path(of: id))
     }
 
     /// Cuts `id` to `length` bytes: a torn tail a crash left (only at open).
@@ -609,9 +582,9 @@ package final class SegmentStore: Sendable {
         case damaged(EntryFile.Damage)
     }
 
-    /// The bytes a read takes at once: a block of 4 KiB raw as LZ4 mostly
-    /// leaves it, with its header; a longer block takes a second read.
-    static let readAhead = 2 << 10
+    /// The bytes a read takes at once: a page, which holds a block of 16 KiB
+    /// raw as LZ4 mostly leaves it; a longer block takes a second read.
+    static let readAhead = 4 << 10
 
     /// Reads and checks the record at `location` in a segment file: the
     /// record of version 2 there, or record `location.index` of the block
@@ -747,10 +720,12 @@ package final class SegmentStore: Sendable {
     /// the start of `bytes`, and its length; nil when there is none.
     private static func validBlockOrRecord(at bytes: UnsafeRawBufferPointer, offset: Int) -> ([ScannedRecord], Int)? {
         if let length = SegmentBlock.blockLength(at: bytes) {
-            guard length <= bytes.count, let contents = try? SegmentBlock.decode(UnsafeRawBufferPointer(rebasing: bytes[..<length])) else { return nil }
-            let shares = SegmentBlock.shares(of: length, byEnds: contents.records.map(\.value.upperBound))
-            let records = zip(contents.records.indices, shares).map { index, share in
-                ScannedRecord(header: contents.records[index].header, offset: offset, index: index, length: share)
+            // The checksum covers the values; only the keys are decompressed.
+            guard length <= bytes.count, let (headers, shares) = try? SegmentBlock.headers(UnsafeRawBufferPointer(rebasing: bytes[..<length])) else {
+                return nil
+            }
+            let records = zip(headers.indices, shares).map { index, share in
+                ScannedRecord(header: headers[index], offset: offset, index: index, length: share)
             }
             return (records, length)
         }
@@ -765,7 +740,7 @@ package final class SegmentStore: Sendable {
         var position = offset + 1
         while position + 4 <= raw.count {
             let word = UnsafeRawBufferPointer(rebasing: raw[position ..< position + 4])
-            if word.elementsEqual(SegmentBlock.magic) || word.elementsEqual(EntryFile.magic) { return position }
+            if SegmentBlock.startsBlock(word) || word.elementsEqual(EntryFile.magic) { return position }
             position += 1
         }
         return nil
