@@ -4,7 +4,7 @@ import KacheStorage
 /// Small records gathered into blocks that are LZ4-compressed together, as a
 /// segment of compressed blocks would hold them: what it saves in bytes, and
 /// what a cold read of one record then costs (verify the block's checksum,
-/// decompress the whole block, copy the record out).
+/// decompress the block up to the record's end, copy the record out).
 ///
 /// A record here is its key and value, back to back; the header a record
 /// format adds is left out, the same for every block size. With a
@@ -69,8 +69,9 @@ struct RecordBlocks {
         }
     }
 
-    /// A cold read of record `index`: the block's checksum, the block
-    /// decompressed into `scratch`, and the record's bytes copied out.
+    /// A cold read of record `index`: the block's checksum, the block up to
+    /// the record's end decompressed into `scratch` (all of it with a
+    /// dictionary), and the record's bytes copied out.
     /// - Returns: the record's bytes, or nil if the block does not decode.
     func read(_ index: Int, scratch: inout [UInt8]) -> [UInt8]? {
         let place = places[index]
@@ -81,8 +82,11 @@ struct RecordBlocks {
         if scratch.count < rawLength { scratch = [UInt8](repeating: 0, count: rawLength) }
         let decoded = block.withUnsafeBytes { source in
             scratch.withUnsafeMutableBytes { scratch in
-                let output = UnsafeMutableRawBufferPointer(rebasing: scratch[..<rawLength])
-                return dictionary.map { LZ4.decompress(source, into: output, dictionary: $0.contents) } ?? LZ4.decompress(source, into: output)
+                guard let dictionary else {
+                    // As the engine reads a block's values: only up to the record's end.
+                    return LZ4.decompress(source, prefixInto: UnsafeMutableRawBufferPointer(rebasing: scratch[..<place.range.upperBound]))
+                }
+                return LZ4.decompress(source, into: UnsafeMutableRawBufferPointer(rebasing: scratch[..<rawLength]), dictionary: dictionary.contents)
             }
         }
         return decoded ? Array(scratch[place.range]) : nil
