@@ -258,6 +258,8 @@ import Testing
     /// Half-written files such as a kill leaves: an entry's, beside its final
     /// name in a shard folder, and one in tmp/.
     private func leaveHalfWrittenFiles(_ dir: TemporaryDirectory) throws {
+        // Its shard folder too, if no entry made it: the writer makes one before its first file.
+        try FileManager.default.createDirectory(at: dir.url.appendingPathComponent("objects/00"), withIntermediateDirectories: true)
         try Data("garbage".utf8).write(to: dir.url.appendingPathComponent("objects/00/.0123.4567.0"))
         try Data("garbage".utf8).write(to: dir.url.appendingPathComponent("tmp/0123.partial"))
     }
