@@ -3,7 +3,8 @@ import Kache
 
 /// `hold DIR [UMASK]`: opens the cache directory as its writer (with the
 /// octal file-mode mask UMASK, when given), stores the key `holder` (its pid,
-/// as text), saves, stores `after-save` (so the `dirty` marker is there too),
+/// as text) and `large` (64 KiB, in a file of its own, so that this process
+/// makes its shard folder too), saves, stores `after-save` (so the `dirty` marker is there too),
 /// prints `held PID` and sleeps until killed. When another process holds the
 /// directory it prints `locked PID` (the pid the library's error names, `?`
 /// when none) and exits 75.
@@ -33,6 +34,7 @@ struct HoldCommand {
         do {
             cache = try Kache(directory: directory, configuration: Kache.Configuration(durability: .sync))
             try cache.set(Data("\(getpid())".utf8), forKey: HoldCommand.holderKey, ttl: .seconds(3600))
+            try cache.set(Data(count: 64 << 10), forKey: "large", ttl: .seconds(3600))
             try cache.save()
             try cache.set(Data("after".utf8), forKey: "after-save", ttl: .seconds(3600))
         } catch let KacheError.directoryLocked(_, holderPID) {

@@ -172,6 +172,7 @@ struct InspectJSON: Decodable {
         }
         try fixture.truncate(try fixture.entryFile(key: "k1"), to: 30)
         try Data("half".utf8).write(to: fixture.url.appendingPathComponent("tmp/leftover.123.0"))
+        try FileManager.default.createDirectory(at: fixture.url.appendingPathComponent("objects/ab"), withIntermediateDirectories: true)
         try Data("half".utf8).write(to: fixture.url.appendingPathComponent("objects/ab/.leftover.123.1"))
         try Data("old".utf8).write(to: fixture.url.appendingPathComponent("quarantine/old.1.2.3"))
 
@@ -201,10 +202,12 @@ struct InspectJSON: Decodable {
         try cache.close()
         #expect(allocated == 25 * 4096)
         let directoryBytes = Self.duBytes(fixture.url.path)
+        // Under a MiB: 25 files, and only the shard folders they were written to.
+        #expect(directoryBytes < 1 << 20)
         let text = try KacheProcess.run(["inspect", fixture.path])
         #expect(text.status == 0)
         let output = String(decoding: text.stdout, as: UTF8.self)
-        let used = String(format: "%.1f MiB of 4.0 MiB used (%.1f%%)", Double(directoryBytes) / 1_048_576, Double(directoryBytes) / Double(4 << 20) * 100)
+        let used = String(format: "%.1f KiB of 4.0 MiB used (%.1f%%)", Double(directoryBytes) / 1024, Double(directoryBytes) / Double(4 << 20) * 100)
         #expect(output.contains("disk budget      \(used)"), "\(output)")
         let json = try KacheProcess.run(["inspect", fixture.path, "--json"]).decoded(InspectJSON.self)
         #expect(json.summary.diskBudget == 4 << 20)

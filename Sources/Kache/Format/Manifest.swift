@@ -16,8 +16,7 @@ import KacheStorage
 ///              place u64 · diskSequence u64 (place: a `RecordLocation`'s, 0 for a file of
 ///              its own; diskSequence: the version at that location, older than
 ///              `sequence` while the newer one was still being written)
-/// liveCount u32 · liveCount varints (the sequences of the settled entries,
-///              ascending, each less the one before; the first less 0)
+/// the settled entries' sequences, as runs (`SettledSequences`)
 /// ```
 ///
 /// The entries listed are those not settled in a segment: in a file of their
@@ -26,10 +25,11 @@ import KacheStorage
 /// (a place would name the copy compaction deleted after the checkpoint).
 ///
 /// `nextSequence` is also the checkpoint: every record with a lower sequence
-/// is live if and only if the manifest lists it or its sequence. Version 3
-/// (every entry listed, nothing after the key spaces), version 2 (segment u32 ·
-/// offset u32 where version 3 has the place) and version 1 (no locations,
-/// every entry in a file of its own) are still read.
+/// is live if and only if the manifest lists it or its sequence. Version 4
+/// (the settled sequences one varint each), version 3 (every entry listed,
+/// nothing after the key spaces), version 2 (segment u32 · offset u32 where
+/// version 3 has the place) and version 1 (no locations, every entry in a
+/// file of its own) are still read.
 struct Manifest: Sendable, Equatable {
     struct Space: Sendable, Equatable {
         var name: String
@@ -80,16 +80,14 @@ struct Manifest: Sendable, Equatable {
     }
 
     static let magic: [UInt8] = Array("KMAN".utf8)
-    static let version: UInt16 = 4
-    static let readableVersions: ClosedRange<UInt16> = 1 ... 4
+    static let version: UInt16 = 5
+    static let readableVersions: ClosedRange<UInt16> = 1 ... 5
     static let checksumOffset = 4
     /// Where the bytes the checksum covers begin.
     static let bodyOffset = 12
     /// The fixed parts of the layout: the header, a key space without its
-    /// name, an entry without its key (in the version written), and the
-    /// count of live sequences.
+    /// name, an entry without its key (in the version written).
     static let headerLength = 4 + 8 + 2 + 2 + 8 + 8 + 8 + 4
-    static let liveListHeader = 4
     static let smallestSpace = 2 + 1 + 8 + 4 * 8 + 4
     static let smallestEntry = smallestEntry(version: version)
     private static func smallestEntry(version: UInt16) -> Int { version == 1 ? 2 + 8 + 8 + 4 + 4 : 2 + 8 + 8 + 4 + 4 + 4 + 4 + 8 }
@@ -100,30 +98,16 @@ struct Manifest: Sendable, Equatable {
     var diskBudget: Int?
     var spaces: [Space]
     /// The sequences of the settled entries (their current versions, written
-    /// in segments), ascending; empty in versions before 4, which list every entry.
-    var liveSequences: [UInt64]
+    /// in segments); empty in versions before 4, which list every entry.
+    var settled: SettledSequences
 
     /// The length of `encoded()` for key spaces whose names take
     /// `spaceNameBytes` in all, listing `entries` entries whose keys take
-    /// `keyBytes`, and the live sequences' `liveSequenceBytes` (`encodeLiveSequences`).
-    static func encodedLength(spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int, liveSequenceBytes: Int = liveListHeader) -> Int {
-        headerLength + spaces * smallestSpace + spaceNameBytes + entries * smallestEntry + keyBytes + liveSequenceBytes
-    }
-
-    /// The live sequences as the manifest stores them, after the key spaces.
-    /// - Parameter sequences: every live sequence, in any order; sorted here,
-    ///   in place (a sorted copy of a million took 8 MB more of `save()`'s peak).
-    static func encodeLiveSequences(_ sequences: inout [UInt64]) -> [UInt8] {
-        sequences.sort()
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(liveListHeader + sequences.count * 2)
-        bytes.appendInteger(UInt32(sequences.count))
-        var previous: UInt64 = 0
-        for sequence in sequences {
-            bytes.appendVarint(sequence - previous)
-            previous = sequence
-        }
-        return bytes
+    /// `keyBytes`, and the settled sequences' `settledBytes` (`SettledSequences.encoded`).
+    static func encodedLength(
+        spaceNameBytes: Int, spaces: Int, entries: Int, keyBytes: Int, settledBytes: Int = SettledSequences.emptyLength
+    ) -> Int {
+        headerLength + spaces * smallestSpace + spaceNameBytes + entries * smallestEntry + keyBytes + settledBytes
     }
 
     /// The manifest's bytes.
@@ -135,9 +119,9 @@ struct Manifest: Sendable, Equatable {
                 entryCount: space.entries.count, keyBytes: space.entries.reduce(0) { $0 + $1.key.utf8.count }
             )
         }
-        var sequences = liveSequences
-        let live = Manifest.encodeLiveSequences(&sequences)
-        return ManifestEncoder.encode(savedAt: savedAt, nextSequence: nextSequence, diskBudget: diskBudget, spaces: summaries, liveSequences: live) { emit in
+        return ManifestEncoder.encode(
+            savedAt: savedAt, nextSequence: nextSequence, diskBudget: diskBudget, spaces: summaries, settled: settled.encoded()
+        ) { emit in
             for (index, space) in spaces.enumerated() {
                 for entry in space.entries { emit(index, entry) }
             }
@@ -203,7 +187,11 @@ struct Manifest: Sendable, Equatable {
                 }
                 spaces.append(Space(name: name, kind: kind, capacity: capacity, counters: counters, entries: entries))
             }
-            liveSequences = version >= 4 ? try Self.readLiveSequences(&reader) : []
+            switch version {
+            case 5: settled = try SettledSequences(decodingRuns: &reader)
+            case 4: settled = try SettledSequences(decodingSteps: &reader)
+            default: settled = SettledSequences()
+            }
             guard reader.remaining == 0 else { throw Damage.malformed }
         } catch let damage as Damage {
             throw damage
@@ -212,75 +200,16 @@ struct Manifest: Sendable, Equatable {
         }
     }
 
-    private static func readLiveSequences(_ reader: inout BinaryReader) throws -> [UInt64] {
-        let count = Int(try reader.read(UInt32.self))
-        // A varint takes a byte at least.
-        guard count <= reader.remaining else { throw Damage.malformed }
-        var sequences: [UInt64] = []
-        sequences.reserveCapacity(count)
-        var sequence: UInt64 = 0
-        for number in 0 ..< count {
-            let step = try reader.readVarint()
-            guard number == 0 || step > 0, step <= UInt64.max - sequence else { throw Damage.malformed }
-            sequence += step
-            sequences.append(sequence)
-        }
-        return sequences
-    }
-
-    init(savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int? = nil, spaces: [Space], liveSequences: [UInt64] = []) {
+    init(savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int? = nil, spaces: [Space], settled: SettledSequences = SettledSequences()) {
         self.savedAt = savedAt
         self.nextSequence = nextSequence
         self.diskBudget = diskBudget
         self.spaces = spaces
-        self.liveSequences = liveSequences
+        self.settled = settled
     }
 
     /// The settled versions, to ask about once per record found.
-    var settledVersions: SettledVersions { SettledVersions(liveSequences) }
-}
-
-/// Which sequences a manifest lists as settled, asked once per record a
-/// restore finds. A bitmap over the range they span when they are dense
-/// (a million sequences in a 125 KB bitmap: each question one load, where a
-/// binary search of 8 MB cost a cache miss a step), else the sorted list.
-struct SettledVersions {
-    private let sorted: [UInt64]
-    private let first: UInt64
-    private let bits: [UInt64]
-
-    /// - Parameter sorted: ascending.
-    init(_ sorted: [UInt64]) {
-        self.sorted = sorted
-        first = sorted.first ?? 0
-        let span = (sorted.last ?? 0) - first + 1
-        guard !sorted.isEmpty, span <= UInt64(sorted.count) * 64 else {
-            bits = []
-            return
-        }
-        var bits = [UInt64](repeating: 0, count: Int(span / 64) + 1)
-        for sequence in sorted {
-            let bit = sequence - first
-            bits[Int(bit / 64)] |= 1 << (bit % 64)
-        }
-        self.bits = bits
-    }
-
-    /// - Complexity: O(1) with a bitmap, else O(log n).
-    func contains(_ sequence: UInt64) -> Bool {
-        guard !bits.isEmpty else {
-            var low = 0
-            var high = sorted.count
-            while low < high {
-                let middle = (low + high) / 2
-                if sorted[middle] < sequence { low = middle + 1 } else { high = middle }
-            }
-            return low < sorted.count && sorted[low] == sequence
-        }
-        guard sequence >= first else { return false }
-        let bit = sequence - first
-        return bit / 64 < UInt64(bits.count) && bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
-    }
+    var settledVersions: SettledVersions { SettledVersions(settled) }
 }
 
 extension Manifest.Entry {

@@ -11,7 +11,7 @@ import KacheStorage
 /// Here the caller says first how many entries each key space has and how
 /// many bytes their keys take, then hands over the entries in any order
 /// (the index visits them shard by shard, not key space by key space), and
-/// the live sequences, already encoded, go last.
+/// the settled sequences, already encoded, go last.
 enum ManifestEncoder {
     /// A key space as the manifest lists it, and the size of its entries.
     struct Space {
@@ -30,13 +30,13 @@ enum ManifestEncoder {
     /// rather than write a manifest that lies.
     /// - Complexity: O(entries), one allocation of the final length.
     static func encode(
-        savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int?, spaces: [Space], liveSequences: [UInt8],
+        savedAt: Timestamp, nextSequence: UInt64, diskBudget: Int?, spaces: [Space], settled: [UInt8],
         entries: ((_ space: Int, _ entry: Manifest.Entry) -> Void) -> Void
     ) -> [UInt8] {
         let length = Manifest.encodedLength(
             spaceNameBytes: spaces.reduce(0) { $0 + $1.name.utf8.count }, spaces: spaces.count,
             entries: spaces.reduce(0) { $0 + $1.entryCount }, keyBytes: spaces.reduce(0) { $0 + $1.keyBytes },
-            liveSequenceBytes: liveSequences.count
+            settledBytes: settled.count
         )
         return [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
             let base = UnsafeMutableRawPointer(buffer.baseAddress!)
@@ -66,7 +66,7 @@ enum ManifestEncoder {
                 header.offset += space.entryCount * Manifest.smallestEntry + space.keyBytes
                 ends.append(header.offset)
             }
-            header.write(liveSequences)
+            header.write(settled)
             precondition(header.offset == length)
 
             entries { space, entry in

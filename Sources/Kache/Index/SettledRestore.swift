@@ -1,7 +1,7 @@
 import Foundation
 import KacheStorage
 
-/// The settled entries of a current manifest of version 4 (listed by their
+/// The settled entries of a current manifest of version 4 or later (listed by their
 /// sequences, their records read from the segments' hints), restored on all cores.
 ///
 /// One by one under the store's lock, a million of them took 0.8 s of W8's
@@ -115,12 +115,13 @@ extension StoreState {
     }
 
     /// Restores the settled entries `restore` picked, of a current manifest of
-    /// version 4; its other entries are `restoreKeySpaces`'s.
+    /// version 4 or later; its other entries are `restoreKeySpaces`'s.
     /// - Complexity: O(records) on all cores, then O(entries) on one; and
     ///   O(q log q) for the q items of Queues.
     mutating func restoreSettled(_ restore: SettledRestore, from manifest: Manifest) {
         let batches = restore.batches
-        index.reserveCapacity(manifest.liveSequences.count)
+        // As many as were picked: a manifest's runs may claim any number of sequences.
+        index.reserveCapacity(batches.reduce(0) { total, batch in batch.byShard.reduce(total) { $0 + $1.count } })
         var noEntries = budget
         noEntries.forgetEntries()
         let emptyBudget = noEntries

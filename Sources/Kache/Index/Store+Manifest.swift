@@ -22,11 +22,11 @@ extension StoreState {
     func manifestSnapshot(savedAt: Timestamp) -> ManifestSnapshot {
         var entryCounts = [Int](repeating: 0, count: spaces.count)
         var keyBytes = [Int](repeating: 0, count: spaces.count)
-        var liveSequences: [UInt64] = []
-        liveSequences.reserveCapacity(spaces.reduce(0) { $0 + $1.count })
+        var settledSequences: [UInt64] = []
+        settledSequences.reserveCapacity(spaces.reduce(0) { $0 + $1.count })
         index.forEach { space, key, record, _ in
             if let location = record.location, Self.isSettledInSegment(record, at: location) {
-                liveSequences.append(record.sequence)
+                settledSequences.append(record.sequence)
             } else {
                 entryCounts[space] += 1
                 keyBytes[space] += key.utf8.count
@@ -39,10 +39,10 @@ extension StoreState {
             )
         }
         var listsPendingVersion = false
-        let encodedSequences = Manifest.encodeLiveSequences(&liveSequences)
-        liveSequences = []
+        let settled = SettledSequences.encoded(sorting: &settledSequences)
+        settledSequences = []
         let bytes = ManifestEncoder.encode(
-            savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries, liveSequences: encodedSequences
+            savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries, settled: settled
         ) { emit in
             index.forEach { space, key, record, _ in
                 if let location = record.location, Self.isSettledInSegment(record, at: location) { return }

@@ -390,8 +390,8 @@ struct IndexBuilder {
 
     init(manifest: Manifest?, useManifestEntries: Bool, files: [FoundFile]) {
         source = manifest != nil && useManifestEntries ? .manifest : .entryFiles
-        // Version 4 lists a settled entry by its sequence alone: the engine's rebuild finds its record.
-        let listsEveryEntry = manifest?.liveSequences.isEmpty ?? true
+        // Since version 4 a settled entry is listed by its sequence alone: the engine's rebuild finds its record.
+        let listsEveryEntry = manifest?.settled.isEmpty ?? true
         addSpace(Manifest.Space(name: "", kind: .topLevel, capacity: .max, counters: KeySpaceCounters(), entries: []))
         for space in manifest?.spaces ?? [] {
             var bare = space

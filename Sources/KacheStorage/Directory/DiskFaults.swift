@@ -18,7 +18,7 @@ import Synchronization
 package enum DiskFaults {
     /// The system calls a rule can fail.
     package enum Operation: String, Sendable, CaseIterable {
-        case open, read, write, rename, fsync
+        case open, read, write, rename, fsync, mkdir
     }
 
     package struct Rule: Sendable {

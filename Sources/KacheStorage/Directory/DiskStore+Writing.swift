@@ -10,14 +10,26 @@ extension DiskStore {
 
     /// Writes `bytes` as the file of `name`: to a temporary file first, then
     /// renamed into place, so a reader or a crash sees the old file or the new
-    /// one, never a mix. With `syncsEveryWrite` the data and the folder are flushed.
+    /// one, never a mix. The shard folder is made if this is its first file.
+    /// With `syncsEveryWrite` the data and the shard folder are flushed, and
+    /// `objects/` too the first time the shard is written to.
     /// Call inside `withExclusiveAccess(to:)`.
     package func write(_ bytes: Data, as name: EntryName) throws(StorageError) {
         let serial = tmpCounter.wrappingAdd(1, ordering: .relaxed).oldValue
-        let tmp = "\(root)/\(Self.objectsFolder)/\(name.shard)/\(Self.temporaryName(for: name, serial: serial))"
-        try replace(path(of: name), with: bytes, through: tmp, flushing: syncsEveryWrite, operation: "Writing the entry file")
+        let folder = "\(root)/\(Self.objectsFolder)/\(name.shard)"
+        let tmp = "\(folder)/\(Self.temporaryName(for: name, serial: serial))"
+        do throws(StorageError) {
+            try replace(path(of: name), with: bytes, through: tmp, flushing: syncsEveryWrite, operation: "Writing the entry file")
+        } catch .io(operation: _, path: _, errno: ENOENT) {
+            // No shard folder yet: made now, and the write tried once more.
+            try makeShardFolder(name.shard)
+            try replace(path(of: name), with: bytes, through: tmp, flushing: syncsEveryWrite, operation: "Writing the entry file")
+        }
         writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
-        if syncsEveryWrite { syncFolder("\(root)/\(Self.objectsFolder)/\(name.shard)") }
+        if syncsEveryWrite {
+            syncFolder(folder)
+            flushShardFolderEntry(name.shard)
+        }
     }
 
     /// Writes `bytes` to the new file `tmp`, flushes it when `flushing`, and
@@ -64,14 +76,17 @@ extension DiskStore {
     package var bytesWritten: UInt64 { writtenBytes.load(ordering: .relaxed) + segments.bytesWritten }
 
     /// Flushes a folder's entries (after a rename or unlink) to the device.
-    func syncFolder(_ path: String) { DiskStore.syncFolder(path) }
+    @discardableResult
+    func syncFolder(_ path: String) -> Bool { DiskStore.syncFolder(path) }
 
     /// Flushes a folder's entries (after a create, rename or unlink) to the device.
-    package static func syncFolder(_ path: String) {
+    /// - Returns: whether the flush succeeded.
+    @discardableResult
+    package static func syncFolder(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        Glibc.close(fd)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        return fsync(fd) == 0
     }
 
     /// Flushes every file written so far to the device (one `syncfs` of the

@@ -12,8 +12,8 @@ import Glibc
 /// It knows entry names and bytes, never Pools, Queues or expiry rules.
 ///
 /// One file per part: here the layout and the lock, then `+Writing`,
-/// `+Reading`, `+Quarantine`, `+Scanning` (what `RecordScan` reads: a folder's
-/// names, a file's header),
+/// `+ShardFolders` (made when first written to), `+Reading`, `+Quarantine`,
+/// `+Scanning` (what `RecordScan` reads: a folder's names, a file's header),
 /// `+Footprint` (what `du` counts), and `+Changes` (changes under way, the
 /// `dirty` marker, saves one at a time).
 ///
@@ -24,7 +24,8 @@ import Glibc
 ///   dirty         present while the manifest is older than the files
 ///   segments/     small entries' records appended back to back (SegmentStore)
 ///   objects/xx/…  one file per large entry (EntryFile), named by EntryName, and
-///                 `.`-prefixed files being written (removed by the rebuild after a crash)
+///                 `.`-prefixed files being written (removed by the rebuild after a crash);
+///                 a shard folder `xx` is made when its first file is written
 ///   tmp/          the manifest being written; cleared on open
 ///   quarantine/   damaged files, moved aside
 /// ```
@@ -57,6 +58,9 @@ package final class DiskStore: Sendable {
     let isPaused = Atomic<Bool>(false)
     /// One pause at a time.
     let pauser = Locked(())
+    /// The shard folders whose entry in `objects/` is known flushed to the
+    /// device (`fsync` durability only; see `flushShardFolderEntry`).
+    let flushedShards = Locked<Set<String>>([])
 
     package static let objectsFolder = "objects"
     package static let segmentsFolder = "segments"
@@ -80,11 +84,9 @@ package final class DiskStore: Sendable {
         allocationUnit = statvfs(root, &fileSystem) == 0 && fileSystem.f_bsize > 0 ? Int(fileSystem.f_bsize) : 4096
         stripes = (0 ..< 64).map { _ in Locked(()) }
         do {
-            // One listing instead of 256 mkdir calls that find the folder there (4 ms: a fifteenth of W5's open).
-            let present = Set((try? DiskStore.listFolder("\(root)/\(Self.objectsFolder)", foldersOnly: true)) ?? [])
-            for shard in 0 ..< 256 where !present.contains(DiskStore.shardName(shard)) {
-                try DiskStore.makeDirectory("\(root)/\(Self.objectsFolder)/\(DiskStore.shardName(shard))")
-            }
+            let objects = "\(root)/\(Self.objectsFolder)"
+            let present = try DiskStore.presentShardFolders(in: objects)
+            if syncsEveryWrite, DiskStore.syncFolder(objects) { flushedShards.withLock { $0 = present } }
             for leftover in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(Self.tmpFolder)")) ?? [] {
                 unlink("\(root)/\(Self.tmpFolder)/\(leftover)")
             }
@@ -121,7 +123,7 @@ package final class DiskStore: Sendable {
     }
 
     /// Creates a folder readable only by its owner, refusing a symlink in its place.
-    private static func makeDirectory(_ path: String) throws(StorageError) {
+    static func makeDirectory(_ path: String) throws(StorageError) {
         if mkdir(path, 0o700) == 0 { return }
         let code = errno
         var info = stat()

@@ -18,7 +18,9 @@ import Testing
         for index in 0 ..< 3 { try cache.set(Data(repeating: UInt8(index), count: 100), forKey: "k\(index)", ttl: .seconds(3600)) }
         try cache.close()
         try FileManager.default.removeItem(at: directory.appendingPathComponent(DiskStore.manifestFile))
-        let fifo = directory.appendingPathComponent("\(DiskStore.objectsFolder)/00/planted").path
+        let shard = directory.appendingPathComponent("\(DiskStore.objectsFolder)/00")
+        try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)  // made when first written to
+        let fifo = shard.appendingPathComponent("planted").path
         #expect(mkfifo(fifo, 0o600) == 0, "mkfifo: \(String(cString: strerror(errno)))")
         return (directory, fifo)
     }

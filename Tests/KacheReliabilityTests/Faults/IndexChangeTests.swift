@@ -14,6 +14,7 @@ import Testing
         try cache.set(Data("new".utf8), forKey: "new", ttl: .seconds(100)) // the manifest is stale now
         let name = EntryName(space: "", key: "in-flight")
         let shard = fixture.directory.appendingPathComponent("\(DiskStore.objectsFolder)/\(name.shard)")
+        try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)  // as the write makes it
         let inFlight = shard.appendingPathComponent(DiskStore.temporaryName(for: name, serial: 424_242)).path
         #expect(FileManager.default.createFile(atPath: inFlight, contents: Data("being written".utf8)))
         try cache.load()

@@ -80,6 +80,8 @@ import Testing
         try setup.plant(String(victimPath.dropFirst(setup.directory.path.count + 1)), pointingTo: outsideVictim)
         // A link for a key the cache never had, under that key's own name.
         let outsiderPath = DirectoryListing(root: setup.directory).entryPath(key: "outsider")
+        // In its shard folder, made by the planter if no entry of the cache's made it.
+        try FileManager.default.createDirectory(atPath: (outsiderPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(
             atPath: outsiderPath, withDestinationPath: DirectoryListing(root: setup.outside).entryPath(key: "outsider")
         )
