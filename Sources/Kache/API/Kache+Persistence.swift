@@ -132,7 +132,7 @@ extension Kache {
         let stale = manifest == nil || disk.isManifestStale || manifest!.listsPendingVersion
         // Appends from now on go to new files; the ones there are only read.
         _ = disk.segments.sealAll()
-        // A current manifest of version 4 or later lists the settled entries' versions; their records are read from the segments' hints.
+        // A current manifest of version 4 or later lists the settled entries' versions; their records are read from the segments' keys sections.
         // They are picked on the cores that read them (`SettledRestore`).
         let settled = !stale && !(manifest?.settled.isEmpty ?? true)
             ? store.withLock { $0.settledRestore(for: manifest!) } : nil

@@ -4,8 +4,8 @@ import KacheStorage
 /// The snapshot `save()` writes: every key space (name, kind, capacity,
 /// counters), the checkpoint, the entries in files of their own, and the
 /// versions of the entries settled in segment files, so that opening a
-/// directory rebuilds the index from the manifest and the segments' hints
-/// (`SegmentHint`), without reading a value. Specified in docs/FORMAT.md.
+/// directory rebuilds the index from the manifest and the segments' keys
+/// sections (`SegmentBlock.headers`), without decompressing a value. Specified in docs/FORMAT.md.
 ///
 /// ```
 /// magic "KMAN" · checksum u64 (XXH64 of everything after it) · version u16 · reserved u16

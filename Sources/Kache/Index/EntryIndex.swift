@@ -155,7 +155,7 @@ final class EntryIndex: Sendable {
 
     /// The hash of (space, key), and the shard it picks: a restore sorts the
     /// entries it adds by shard, so that each shard's table stays in cache
-    /// while its entries go in (in the order of a hint, each insert missed it),
+    /// while its entries go in (in the order of a segment, each insert missed it),
     /// and fills the shards on all cores.
     static func hash(space: Int, key: String) -> (hash: Int, shard: Int) {
         let hash = IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key)

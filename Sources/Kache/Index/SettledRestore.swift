@@ -2,11 +2,11 @@ import Foundation
 import KacheStorage
 
 /// The settled entries of a current manifest of version 4 or later (listed by their
-/// sequences, their records read from the segments' hints), restored on all cores.
+/// sequences, their records read from the segments' keys sections), restored on all cores.
 ///
 /// One by one under the store's lock, a million of them took 0.8 s of W8's
 /// 1 s open. Instead:
-/// 1. `pick` runs on the core that read a hint chunk (or a segment's tail),
+/// 1. `pick` runs on the core that read a segment,
 ///    while its records are in that core's cache: it keeps the records whose sequence the manifest
 ///    lists, numbers their key spaces, and hashes their keys into the
 ///    index's shards;
