@@ -28,9 +28,9 @@ import Foundation
 /// the keys section is decompressed alone (and no second copy of the keys
 /// is kept beside the segment). Why blocks: LZ4 finds the repetition
 /// between neighbouring values (JSON responses share their field names)
-/// only when they are compressed together; W8's 200-byte values shrink to
-/// 0.50 of their size alone and to 0.16 in a values section of 16 KiB
-/// (docs/PERFORMANCE.md, `kache-bench blocks`). One checksum covers a
+/// only when they are compressed together; W8's records shrink to 0.50 of
+/// their size alone and to 0.18 in blocks of 8 KiB (docs/PERFORMANCE.md,
+/// `kache-bench blocks`). One checksum covers a
 /// block: a flipped bit costs that block's records, never the rest of the
 /// segment.
 package enum SegmentBlock {
@@ -40,10 +40,10 @@ package enum SegmentBlock {
     package static let maximumRecords = 255
     /// The most raw bytes a reader accepts in a section: a hostile header can't make it allocate more.
     package static let maximumRawLength = 1 << 20
-    /// The raw bytes a writer gathers before it seals a block: past it the
-    /// space saved levels off while a cold read, which decompresses the
-    /// values up to its own, keeps getting slower (docs/PERFORMANCE.md).
-    package static let targetRawLength = 16 << 10
+    /// The raw bytes a writer gathers before it seals a block: 16 KiB saved
+    /// W8 another 4 % of its bytes, but made W5's cold reads, which
+    /// decompress the values up to their own, a fifth slower (docs/PERFORMANCE.md).
+    package static let targetRawLength = 8 << 10
     /// Expiries are kept to the millisecond, rounded down (never later than
     /// asked): nanoseconds would cost three more bytes a record that no
     /// compression finds. Rounded as absolute instants, so that a copy of a
@@ -324,9 +324,11 @@ package enum SegmentBlock {
         let sections = try Sections(block)
         guard index < sections.count else { throw .lengthMismatch(expected: index + 1, actual: sections.count) }
         let (header, value) = try sections.record(index)
-        var payload = Data(count: value.upperBound)
-        try payload.withUnsafeMutableBytes { out in Result { () throws(EntryFile.Damage) in try sections.values(into: out) } }.get()
-        return (header, value.lowerBound == 0 ? payload : payload.subdata(in: value))
+        // The values live only until this one is copied out: no zeroed buffer, no `Data` around them.
+        let values = UnsafeMutableRawBufferPointer.allocate(byteCount: value.upperBound, alignment: 8)
+        defer { values.deallocate() }
+        try sections.values(into: values)
+        return (header, Data(UnsafeRawBufferPointer(rebasing: values[value])))
     }
 
     /// Whether a section's stored and raw lengths agree with its flag.
@@ -466,11 +468,12 @@ private struct KeysReader {
             _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
             _ = try reader.readVarint()
             previousSequence &+= SegmentBlock.unzigzag(try reader.readVarint())
-            valuesEnd = valuesEnd.addingReportingOverflow(Int(clamping: try reader.readVarint())).partialValue
+            let (end, overflow) = valuesEnd.addingReportingOverflow(Int(clamping: try reader.readVarint()))
+            guard !overflow else { throw EntryFile.Damage.lengthMismatch(expected: valuesEnd, actual: end) }
+            valuesEnd = end
         } catch {
-            throw .truncated(length: reader.offset)
+            throw error as? EntryFile.Damage ?? .truncated(length: reader.offset)
         }
-        guard valuesEnd >= 0 else { throw .lengthMismatch(expected: 0, actual: valuesEnd) }
     }
 
     mutating func readRecord() throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {

@@ -308,7 +308,7 @@ package struct RecordScan: Sendable {
         DispatchQueue.concurrentPerform(iterations: sources.count) { index in
             guard let open = sources[index].open else { return }
             let read = Result { () throws(StorageError) -> (scan: SegmentStore.Scan, latest: UInt64) in
-                guard let bytes = open.file.read(offset: 0, length: open.length) else {
+                guard let bytes = open.file.mapped(length: open.length) else {
                     throw .fileOperation("Reading a segment file", path: open.file.path, errno: errno)
                 }
                 var scan = SegmentStore.scan(bytes)

@@ -106,6 +106,20 @@ package final class SegmentStore: Sendable {
             DiskStore.readFully(descriptor, path: path, at: offset, into: buffer)
         }
 
+        /// The first `length` bytes of the file, mapped rather than copied (an
+        /// open reads every segment whole: the copy of W1's was a fifth of its
+        /// scan); nil with `errno` set when the file can't be mapped. Only for
+        /// lengths the file keeps while the bytes live (a mapped page past the
+        /// end would fault): segment files are cut only at open, after they
+        /// are read, and a file found shorter is read instead.
+        package func mapped(length: Int) -> Data? {
+            guard length > 0 else { return Data() }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, Int(info.st_size) >= length else { return read(offset: 0, length: length) }
+            guard let address = mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else { return nil }
+            return Data(bytesNoCopy: address, count: length, deallocator: .custom { address, length in munmap(address, length) })
+        }
+
         /// Reads `length` bytes at `offset`; the bytes read, or nil with `errno` set.
         package func read(offset: Int, length: Int) -> Data? {
             var bytes = Data(count: length)
