@@ -99,28 +99,18 @@ extension SegmentBlock {
 /// value included, at a time.
 private struct Reader {
     private var reader: BinaryReader
-    private let baseExpiry: Int64
-    private let baseSequence: UInt64
-    private let spaces: SegmentBlock.SpaceList
+    private let prelude: SegmentBlock.Prelude
 
     init(_ body: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) {
         reader = BinaryReader(body)
-        do {
-            baseExpiry = try reader.read(Int64.self)
-            baseSequence = try reader.read(UInt64.self)
-        } catch {
-            throw .truncated(length: body.count)
-        }
-        spaces = try SegmentBlock.SpaceList(&reader, recordCount: count)
+        prelude = try SegmentBlock.Prelude(&reader, recordCount: count)
     }
 
     var remaining: Int { reader.remaining }
 
     mutating func skipRecord() throws(EntryFile.Damage) {
         do {
-            _ = try reader.read(UInt8.self)
-            _ = try reader.readVarint()
-            _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
+            try SegmentBlock.skipKey(&reader)
             _ = try reader.readVarint()
             _ = try reader.readVarint()
             _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
@@ -131,9 +121,9 @@ private struct Reader {
 
     mutating func readRecord() throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
         do {
-            let (flags, space, key) = try SegmentBlock.readKey(&reader, spaces: spaces)
-            let expiry = baseExpiry &+ Int64(bitPattern: try reader.readVarint())
-            let sequence = baseSequence &+ (try reader.readVarint())
+            let (flags, space, key) = try SegmentBlock.readKey(&reader, spaces: prelude.spaces)
+            let expiry = prelude.baseExpiry &+ Int64(bitPattern: try reader.readVarint())
+            let sequence = prelude.baseSequence &+ (try reader.readVarint())
             let valueLength = Int(clamping: try reader.readVarint())
             let valueStart = reader.offset
             _ = try reader.readBytes(valueLength)

@@ -441,21 +441,15 @@ private struct Sections {
 /// at a time, counting where each value lies in the values section.
 private struct KeysReader {
     private var reader: BinaryReader
-    private let baseExpiry: Int64
+    private let prelude: SegmentBlock.Prelude
     private var previousSequence: UInt64
-    private let spaces: SegmentBlock.SpaceList
     /// Where the next record's value starts in the values section.
     private(set) var valuesEnd = 0
 
     init(_ raw: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) {
         reader = BinaryReader(raw)
-        do {
-            baseExpiry = try reader.read(Int64.self)
-            previousSequence = try reader.read(UInt64.self)
-        } catch {
-            throw .truncated(length: raw.count)
-        }
-        spaces = try SegmentBlock.SpaceList(&reader, recordCount: count)
+        prelude = try SegmentBlock.Prelude(&reader, recordCount: count)
+        previousSequence = prelude.baseSequence
     }
 
     var remaining: Int { reader.remaining }
@@ -463,9 +457,7 @@ private struct KeysReader {
 
     mutating func skipRecord() throws(EntryFile.Damage) {
         do {
-            _ = try reader.read(UInt8.self)
-            _ = try reader.readVarint()
-            _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
+            try SegmentBlock.skipKey(&reader)
             _ = try reader.readVarint()
             previousSequence &+= SegmentBlock.unzigzag(try reader.readVarint())
             let (end, overflow) = valuesEnd.addingReportingOverflow(Int(clamping: try reader.readVarint()))
@@ -478,8 +470,8 @@ private struct KeysReader {
 
     mutating func readRecord() throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
         do {
-            let (flags, space, key) = try SegmentBlock.readKey(&reader, spaces: spaces)
-            let expiry = (baseExpiry &+ Int64(bitPattern: try reader.readVarint())) &* SegmentBlock.nanosecondsPerExpiryUnit
+            let (flags, space, key) = try SegmentBlock.readKey(&reader, spaces: prelude.spaces)
+            let expiry = (prelude.baseExpiry &+ Int64(bitPattern: try reader.readVarint())) &* SegmentBlock.nanosecondsPerExpiryUnit
             previousSequence &+= SegmentBlock.unzigzag(try reader.readVarint())
             let valueLength = Int(clamping: try reader.readVarint())
             let header = try SegmentBlock.header(
@@ -498,6 +490,24 @@ private struct KeysReader {
 // MARK: - What both layouts share
 
 extension SegmentBlock {
+    /// What both layouts start a body (the keys section) with: the base
+    /// expiry (ns in version 3, ms since), the base sequence, and the key spaces.
+    struct Prelude {
+        let baseExpiry: Int64
+        let baseSequence: UInt64
+        let spaces: SpaceList
+
+        init(_ reader: inout BinaryReader, recordCount: Int) throws(EntryFile.Damage) {
+            do {
+                baseExpiry = try reader.read(Int64.self)
+                baseSequence = try reader.read(UInt64.self)
+            } catch {
+                throw .truncated(length: reader.offset)
+            }
+            spaces = try SpaceList(&reader, recordCount: recordCount)
+        }
+    }
+
     /// A block's list of the key spaces its records name: each one's name
     /// (its bytes: only those a record asks for become strings) and kind.
     struct SpaceList {
@@ -529,6 +539,13 @@ extension SegmentBlock {
             guard let name = String(validUTF8: entry.name) else { throw .invalidName }
             return (name, entry.kind)
         }
+    }
+
+    /// Steps over a record's flags, key-space index and key.
+    static func skipKey(_ reader: inout BinaryReader) throws {
+        _ = try reader.read(UInt8.self)
+        _ = try reader.readVarint()
+        _ = try reader.readBytes(Int(clamping: try reader.readVarint()))
     }
 
     /// Reads a record's flags, key-space index and key, which both layouts start it with.
