@@ -292,9 +292,10 @@ package enum SegmentBlock {
     package static func decode(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> Contents {
         if startsVersion3Block(block) { return try Version3.decode(block) }
         let sections = try Sections(block)
-        let (records, ends) = try sections.keys()
+        let (headers, ranges, ends) = try sections.keys()
         var values = Data(count: sections.valuesRaw)
         try values.withUnsafeMutableBytes { out in Result { () throws(EntryFile.Damage) in try sections.values(into: out) } }.get()
+        let records = zip(headers, ranges).map { Decoded(header: $0, value: $1) }
         return Contents(body: values, records: records, shares: shares(of: block.count, byEnds: ends))
     }
 
@@ -311,8 +312,9 @@ package enum SegmentBlock {
             let contents = try Version3.decode(block)
             return (contents.records.map(\.header), contents.shares)
         }
-        let (records, ends) = try Sections(block).keys()
-        return (records.map(\.header), shares(of: block.count, byEnds: ends))
+        // The headers as the keys section gave them: an open copies no array of them.
+        let (headers, _, ends) = try Sections(block).keys()
+        return (headers, shares(of: block.count, byEnds: ends))
     }
 
     /// Record `index` of `block` and its value, for a read: the block's
@@ -393,21 +395,24 @@ private struct Sections {
     /// Every record, each one's value range in the values section, and the
     /// raw ends the shares are taken by. The value lengths must add up to
     /// the values section, and nothing may follow the last record.
-    func keys() throws(EntryFile.Damage) -> (records: [SegmentBlock.Decoded], ends: [Int]) {
+    func keys() throws(EntryFile.Damage) -> (headers: [EntryFile.Header], values: [Range<Int>], ends: [Int]) {
         try withKeys { raw throws(EntryFile.Damage) in
             var reader = try KeysReader(raw, count: count)
-            var records: [SegmentBlock.Decoded] = []
+            var headers: [EntryFile.Header] = []
+            var values: [Range<Int>] = []
             var ends: [Int] = []
-            records.reserveCapacity(count)
+            headers.reserveCapacity(count)
+            values.reserveCapacity(count)
             ends.reserveCapacity(count)
             for _ in 0 ..< count {
                 let (header, value) = try reader.readRecord()
-                records.append(SegmentBlock.Decoded(header: header, value: value))
+                headers.append(header)
+                values.append(value)
                 ends.append(reader.offset + value.upperBound)
             }
             guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
             guard reader.valuesEnd == valuesRaw else { throw .lengthMismatch(expected: valuesRaw, actual: reader.valuesEnd) }
-            return (records, ends)
+            return (headers, values, ends)
         }
     }
 
