@@ -81,9 +81,16 @@ import Testing
                     #expect(found?.sequence == model["\(space)/\(key)"], "step \(step): \(space)/\(key)")
                     if let found, let value = found.value { #expect(value == Data("v\(found.sequence)".utf8)) }
                 }
-                var count = 0
-                index.forEach { _, _, _, _ in count += 1 }
-                #expect(count == model.count)
+                var visited: [(space: Int, key: String, value: Data?)] = []
+                index.forEach(withValues: true) { space, key, record, _ in visited.append((space, key, record.value)) }
+                #expect(visited.count == model.count)
+                for (space, key, value) in visited { #expect(value == index.record(space: space, key: key)?.value) }
+                var withoutValues = 0
+                index.forEach(withValues: false) { space, key, record, _ in
+                    withoutValues += 1
+                    #expect(record.value == nil && record.sequence == model["\(space)/\(key)"])
+                }
+                #expect(withoutValues == model.count)
             }
         }
     }

@@ -35,7 +35,7 @@ import Testing
         }
         let mixed = [(2, manifest.spaces[2].entries[0]), (0, manifest.spaces[0].entries[0]), (0, manifest.spaces[0].entries[1])]
         var reversed = Array(Self.settledSequences.reversed())
-        let settled = SettledSequences.encoded(sorting: &reversed)
+        let settled = SettledSequences.encoded(inAnyOrder: &reversed)
         let bytes = ManifestEncoder.encode(savedAt: 99, nextSequence: 1000, diskBudget: 1 << 30, spaces: summaries, settled: settled) { emit in
             for (space, entry) in mixed { emit(space, entry) }
         }
@@ -123,14 +123,42 @@ import Testing
         #expect(settled.encoded() == [5, 0, 0, 0, 2, 4, 1, 87, 0, 0xC6, 0x01, 0])
     }
 
+    /// Sequences in any order encode as their sorted list does: packed
+    /// closely (a bitmap of their span) or spread thin (sorted), with runs
+    /// across the bitmap's words and at both ends of it.
+    @Test(arguments: [(UInt64(0), UInt64(1)), (1 << 20, 1), (0, 300), (UInt64.max - 100_000, 1)] as [(UInt64, UInt64)])
+    func sequencesInAnyOrderEncodeAsTheirSortedList(start: UInt64, spread: UInt64) {
+        var random = SeededGenerator(seed: start ^ spread)
+        var sequences: [UInt64] = []
+        var next = start
+        while sequences.count < 5000 {
+            let runLength = random.next() % 130 + 1
+            for _ in 0 ..< runLength where next < .max - 1 {
+                sequences.append(next)
+                next += 1
+            }
+            let gap = random.next() % (spread * 70) + 1
+            guard next < .max - 1 - gap else { break }
+            next += gap
+        }
+        let expected = SettledSequences(ascending: sequences).encoded()
+        var shuffled = sequences
+        shuffled.shuffle(using: &random)
+        #expect(SettledSequences.encoded(inAnyOrder: &shuffled) == expected)
+        var one: [UInt64] = [start]
+        #expect(SettledSequences.encoded(inAnyOrder: &one) == SettledSequences(ascending: [start]).encoded())
+        var none: [UInt64] = []
+        #expect(SettledSequences.encoded(inAnyOrder: &none) == [0])
+    }
+
     /// A million sequences written once (W8) are one run: a few bytes where
     /// version 4 took about a byte each.
     @Test func oneRunOfEverythingTakesAFewBytes() throws {
         var sequences = Array(UInt64(0) ..< 1_000_000).reversed().map { $0 }
-        let bytes = SettledSequences.encoded(sorting: &sequences)
+        let bytes = SettledSequences.encoded(inAnyOrder: &sequences)
         #expect(bytes == [1, 0, 0xBF, 0x84, 0x3D])
         var saved = manifest
-        saved.settled = SettledSequences(ascending: sequences)
+        saved.settled = SettledSequences(ascending: 0 ..< 1_000_000)
         let decoded = try decode(saved.encoded()).get()
         #expect(decoded.settled.runs == [0 ... 999_999])
         let versions = decoded.settledVersions

@@ -302,13 +302,21 @@ final class EntryIndex: Sendable {
 
     // MARK: - Every entry
 
-    /// Calls `body` with every entry, shard by shard (each shard's lock held meanwhile).
-    func forEach(_ body: (_ space: Int, _ key: String, _ record: EntryRecord, _ ref: EntryRef) -> Void) {
+    /// Calls `body` with every entry, shard by shard (each shard's lock held
+    /// meanwhile); each record has its value only when `withValues` asks.
+    ///
+    /// Why a caller says so: a value is an object of its own, and handing it
+    /// over retains it, a cache miss per entry. A save's manifest needs no
+    /// value, and at W8's million entries those misses were a second of its
+    /// `save()`.
+    func forEach(withValues: Bool, _ body: (_ space: Int, _ key: String, _ record: EntryRecord, _ ref: EntryRef) -> Void) {
         for (index, locked) in shards.enumerated() {
             locked.withLock { shard in
                 for slot in shard.entries.indices where shard.entries[slot].flags.contains(.occupied) {
-                    let entry = shard.entries[slot]
-                    body(Int(entry.space), entry.key, record(in: shard, slot: slot), EntryRef(shard: index, slot: slot, sequence: entry.sequence))
+                    body(
+                        Int(shard.entries[slot].space), shard.entries[slot].key, record(in: shard, slot: slot, withValue: withValues),
+                        EntryRef(shard: index, slot: slot, sequence: shard.entries[slot].sequence)
+                    )
                 }
             }
         }
@@ -374,16 +382,21 @@ final class EntryIndex: Sendable {
         return RecordLocation(place: entry.place, length: Int(entry.length))
     }
 
-    private func record(in shard: IndexShard, slot: Int) -> EntryRecord {
-        let entry = shard.entries[slot]
-        let pending = entry.flags.contains(.pendingWrite)
+    /// The record in `slot`, its fields read in place: a copy of the whole
+    /// entry would retain its key and value.
+    private func record(in shard: IndexShard, slot: Int, withValue: Bool = true) -> EntryRecord {
+        let flags = shard.entries[slot].flags
+        let sequence = shard.entries[slot].sequence
+        let length = shard.entries[slot].length
+        let pending = flags.contains(.pendingWrite)
         let old = pending ? shard.superseded[UInt32(slot)] : nil
-        let written = !pending && entry.length > 0
+        let written = !pending && length > 0
         return EntryRecord(
-            expiry: entry.expiry, sequence: entry.sequence, rawSize: Int(entry.rawSize), value: shard.value(at: slot),
-            referenced: entry.flags.contains(.referenced), isPendingWrite: pending, length: Int(entry.length),
-            location: pending ? old?.location : written ? RecordLocation(place: entry.place, length: Int(entry.length)) : nil,
-            diskSequence: pending ? old?.sequence ?? 0 : (written ? entry.sequence : 0)
+            expiry: shard.entries[slot].expiry, sequence: sequence, rawSize: Int(shard.entries[slot].rawSize),
+            value: withValue ? shard.value(at: slot) : nil,
+            referenced: flags.contains(.referenced), isPendingWrite: pending, length: Int(length),
+            location: pending ? old?.location : written ? RecordLocation(place: shard.entries[slot].place, length: Int(length)) : nil,
+            diskSequence: pending ? old?.sequence ?? 0 : (written ? sequence : 0)
         )
     }
 

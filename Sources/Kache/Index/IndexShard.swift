@@ -152,7 +152,7 @@ struct IndexShard: Sendable {
 
     /// Adds an entry whose key is not in the shard yet.
     /// - Returns: its slot.
-    mutating func insert(_ entry: Entry, hash: Int) -> Int {
+    mutating func insert(_ entry: consuming Entry, hash: Int) -> Int {
         if (count + 1) * 4 > buckets.count * 3 { grow() }
         let slot: Int
         if let free = freeSlots.popLast() {

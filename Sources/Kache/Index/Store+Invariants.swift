@@ -12,7 +12,7 @@ extension StoreState {
         var locations: [RecordLocation] = []
         var counts = [Int](repeating: 0, count: spaces.count)
         var entries: [(space: Int, key: String, record: EntryRecord, ref: EntryRef)] = []
-        index.forEach { entries.append(($0, $1, $2, $3)) }
+        index.forEach(withValues: true) { entries.append(($0, $1, $2, $3)) }
         for (space, key, record, _) in entries {
             precondition(space < spaces.count, "entry \(key) names key space \(space) of \(spaces.count)")
             counts[space] += 1

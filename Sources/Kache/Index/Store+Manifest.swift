@@ -24,7 +24,7 @@ extension StoreState {
         var keyBytes = [Int](repeating: 0, count: spaces.count)
         var settledSequences: [UInt64] = []
         settledSequences.reserveCapacity(spaces.reduce(0) { $0 + $1.count })
-        index.forEach { space, key, record, _ in
+        index.forEach(withValues: false) { space, key, record, _ in
             if let location = record.location, Self.isSettledInSegment(record, at: location) {
                 settledSequences.append(record.sequence)
             } else {
@@ -39,12 +39,12 @@ extension StoreState {
             )
         }
         var listsPendingVersion = false
-        let settled = SettledSequences.encoded(sorting: &settledSequences)
+        let settled = SettledSequences.encoded(inAnyOrder: &settledSequences)
         settledSequences = []
         let bytes = ManifestEncoder.encode(
             savedAt: savedAt, nextSequence: nextSequence, diskBudget: budget.limit, spaces: summaries, settled: settled
         ) { emit in
-            index.forEach { space, key, record, _ in
+            index.forEach(withValues: false) { space, key, record, _ in
                 if let location = record.location, Self.isSettledInSegment(record, at: location) { return }
                 if record.isPendingWrite { listsPendingVersion = true }
                 emit(space, Manifest.Entry(

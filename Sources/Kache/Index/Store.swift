@@ -216,7 +216,7 @@ struct StoreState: Sendable {
         guard !isClosed else { return [] }
         var removals: [Removal] = []
         var leaving: [(space: Int, key: String, record: EntryRecord)] = []
-        index.forEach { entrySpace, key, record, _ in
+        index.forEach(withValues: true) { entrySpace, key, record, _ in
             if space == nil || space == entrySpace { leaving.append((entrySpace, key, record)) }
         }
         index.removeAll(space: space)
@@ -433,7 +433,7 @@ struct StoreState: Sendable {
     /// - Complexity: O(n log n) over every entry of the cache.
     func keysByExpiry(space: Int) -> [String] {
         var items: [(key: String, expiry: Timestamp, sequence: UInt64)] = []
-        index.forEach { entrySpace, key, record, _ in
+        index.forEach(withValues: false) { entrySpace, key, record, _ in
             if entrySpace == space { items.append((key, record.expiry, record.sequence)) }
         }
         return items.sorted { a, b in a.expiry != b.expiry ? a.expiry < b.expiry : a.sequence < b.sequence }.map(\.key)
@@ -441,7 +441,7 @@ struct StoreState: Sendable {
 
     /// Calls `body` with every entry, in no particular order.
     func forEachEntry(_ body: (_ space: Int, _ key: String, _ record: EntryRecord) -> Void) {
-        index.forEach { space, key, record, _ in body(space, key, record) }
+        index.forEach(withValues: true) { space, key, record, _ in body(space, key, record) }
     }
 
     /// What `popOldest` took from a Queue.

@@ -86,7 +86,7 @@ struct KeySpace: Sendable {
         self.expiry.insert(ref, expiry: expiry)
         if kind == .queue {
             var items: [(sequence: UInt64, ref: EntryRef)] = []
-            index.forEach { entrySpace, _, record, ref in
+            index.forEach(withValues: false) { entrySpace, _, record, ref in
                 if entrySpace == space { items.append((record.sequence, ref)) }
             }
             fifo = Deque(items.sorted { $0.sequence < $1.sequence }.map(\.ref))
