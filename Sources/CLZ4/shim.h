@@ -1,2 +1,4 @@
-// The system liblz4 (Debian: liblz4-dev); only the block API is used.
+// The system liblz4 (Debian: liblz4-dev); only the block API and its
+// high-compression variant are used.
 #include <lz4.h>
+#include <lz4hc.h>

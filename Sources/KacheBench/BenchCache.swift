@@ -64,6 +64,9 @@ enum BenchCache {
         if configuration.segmentThreshold != Kache.Configuration().segmentThreshold {
             note += ", segment threshold \(Format.bytes(Double(configuration.segmentThreshold)))"
         }
+        if configuration.blockCompression != Kache.Configuration().blockCompression {
+            note += ", block compression \(configuration.blockCompression.rawValue)"
+        }
         return note
     }
 }

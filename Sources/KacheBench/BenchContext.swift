@@ -13,6 +13,8 @@ struct BenchContext {
     let floorTimeLimit: Double
     /// `--segment-threshold`, or nil for Kache's default.
     var segmentThreshold: Int? = nil
+    /// `--block-compression`, or nil for Kache's default.
+    var blockCompression: BlockCompression? = nil
     /// Whether W1 and W8 run RocksDB and SQLite beside Kache (`--no-peers` turns them off).
     var peers = true
 
@@ -22,6 +24,7 @@ struct BenchContext {
     ) -> Kache.Configuration {
         var configuration = BenchCache.configuration(durability, memoryBudget: memoryBudget, diskBudget: diskBudget, clock: clock)
         if let segmentThreshold { configuration.segmentThreshold = segmentThreshold }
+        if let blockCompression { configuration.blockCompression = blockCompression }
         return configuration
     }
 

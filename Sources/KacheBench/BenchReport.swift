@@ -15,6 +15,8 @@ struct BenchReport: Codable {
         var seed: UInt64
         /// `--segment-threshold`, or nil for Kache's default.
         var segmentThreshold: Int?
+        /// `--block-compression`, or nil for Kache's default (absent in reports from before it).
+        var blockCompression: String? = nil
         /// Where the cache directory was, and whether it was kept.
         var directory: String
         var directoryKept: Bool

@@ -39,7 +39,7 @@ struct RunCommand: ParsableCommand {
         let context = BenchContext(
             sizes: sizes, runs: options.runs, workspace: workspace, progress: progress,
             inputs: WorkloadInputs(sizes: sizes, seed: options.seed), floorTimeLimit: options.floorTimeLimit,
-            segmentThreshold: options.segmentThreshold, peers: options.peers
+            segmentThreshold: options.segmentThreshold, blockCompression: options.blockCompression, peers: options.peers
         )
         var results: [WorkloadResult] = []
         for durability in options.durability.modes {
@@ -53,7 +53,7 @@ struct RunCommand: ParsableCommand {
             options: BenchReport.Options(
                 workloads: options.workloads.workloads.map(\.rawValue), threads: options.threads.counts,
                 durability: options.durability.modes.map(\.rawValue), runs: options.runs, quick: options.quick,
-                seed: options.seed, segmentThreshold: options.segmentThreshold,
+                seed: options.seed, segmentThreshold: options.segmentThreshold, blockCompression: options.blockCompression?.rawValue,
                 directory: workspace.cacheDirectory.path, directoryKept: workspace.keepsCache, peers: options.peers
             ),
             machine: machine, sizes: sizes, results: results

@@ -20,6 +20,9 @@ struct RunOptions: ParsableArguments {
     @Option(help: "Kache's segmentThreshold in bytes for every workload: records shorter than this are appended to segment files; 0 gives every entry a file of its own (default: Kache's own, 16 KiB).")
     var segmentThreshold: Int?
 
+    @Option(help: "Kache's blockCompression for every workload: fast or high (LZ4's high-compression encoder for the values in segment blocks; default: Kache's own, fast).")
+    var blockCompression: BlockCompression?
+
     @Option(help: "Runs of each workload; figures are the median (min–max).")
     var runs = 3
 
@@ -137,3 +140,5 @@ struct DurabilitySelection: ExpressibleByArgument, CustomStringConvertible {
 
     static var allValueStrings: [String] { Durability.allCases.map(\.rawValue) }
 }
+
+extension BlockCompression: ExpressibleByArgument {}

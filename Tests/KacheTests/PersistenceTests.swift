@@ -24,6 +24,47 @@ import Testing
         cache.checkInvariants()
     }
 
+    /// `blockCompression` changes how blocks are written, never how they are
+    /// read: a directory written in both ways reads back whole, whichever
+    /// setting opens it, and `.high`'s segments are the smaller.
+    @Test func blocksOfEitherCompressionReadBackWhicheverSettingOpens() throws {
+        func json(_ i: Int) -> Data {
+            Data(#"{"id":\#(i * 7919),"name":"user \#(i % 13)","score":\#(i * 31 % 97),"tags":["a","b"],"active":\#(i % 2 == 0)}"#.utf8)
+        }
+        func segmentBytes(_ dir: TemporaryDirectory) -> Int {
+            dir.files(in: "segments").reduce(0) { total, name in
+                let path = dir.url.appendingPathComponent("segments/\(name)").path
+                return total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
+            }
+        }
+        let clock = ManualClock()
+        var lengths: [BlockCompression: Int] = [:]
+        for compression in BlockCompression.allCases {
+            let dir = TemporaryDirectory()
+            // Asynchronous: the writer gathers records into blocks (a synchronous set writes one alone).
+            var configuration = Kache.Configuration.testing(.async, clock: clock)
+            configuration.blockCompression = compression
+            let cache = try Kache(directory: dir.url, configuration: configuration)
+            for i in 0 ..< 2000 { try cache.set(json(i), forKey: "k\(i)", ttl: .seconds(3600)) }
+            try cache.save()
+            lengths[compression] = segmentBytes(dir)
+            try cache.close()
+            // The other setting adds to the same directory, then each opens it.
+            configuration.blockCompression = compression == .fast ? .high : .fast
+            let other = try Kache(directory: dir.url, configuration: configuration)
+            for i in 2000 ..< 2500 { try other.set(json(i), forKey: "k\(i)", ttl: .seconds(3600)) }
+            try other.close()
+            for setting in BlockCompression.allCases {
+                configuration.blockCompression = setting
+                let reopened = try Kache(directory: dir.url, configuration: configuration)
+                #expect(reopened.statistics.entries == 2500)
+                for i in 0 ..< 2500 { #expect(reopened.data(forKey: "k\(i)") == json(i), "\(compression) then \(setting): k\(i)") }
+                try reopened.close()
+            }
+        }
+        #expect(lengths[.high]! < lengths[.fast]!, "\(lengths)")
+    }
+
     @Test func saveMakesEverythingDurableAndWritesTheManifest() throws {
         let dir = TemporaryDirectory()
         let cache = try Kache(directory: dir.url, configuration: .testing(.async, filePerEntry: true))

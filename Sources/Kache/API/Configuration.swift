@@ -5,6 +5,18 @@ import Logging
 /// How much a `set` waits for the disk.
 ///
 /// Figures taken in different modes can't be compared; `kache-bench` names the mode.
+/// How hard the blocks of a segment file compress their values: both are
+/// LZ4, read by the same decoder at the same speed.
+public enum BlockCompression: String, Sendable, CaseIterable, Codable {
+    /// LZ4's fast encoder (the default): about 1 GB/s on one core.
+    case fast
+    /// LZ4's high-compression encoder at its fastest level: on W8's JSON
+    /// values 12 % fewer bytes, and on W1's 17 %, at a fifth of the fast
+    /// encoder's speed, which the background writer pays (W1's durable sets/s
+    /// fell by a fifth; docs/PERFORMANCE.md).
+    case high
+}
+
 public enum Durability: String, Sendable, CaseIterable, Codable {
     /// No disk at all: a pure in-memory cache, bounded by the memory budget.
     case memory
@@ -57,6 +69,9 @@ extension Kache {
         /// the file system (4 KiB on ext4), an inode and a rename; a record in
         /// a segment costs its share of its compressed block.
         public var segmentThreshold: Int
+        /// How the values in segment files' blocks are compressed (default
+        /// `.fast`); a directory holds blocks of both kinds, whichever wrote them.
+        public var blockCompression: BlockCompression
         /// The largest ``segmentThreshold``: a block of a segment file holds at most 1 MiB.
         public static let largestSegmentThreshold = 512 << 10
         /// A segment whose dead bytes (records replaced, removed, expired or
@@ -84,6 +99,7 @@ extension Kache {
             compressionThreshold: Int = 64,
             diskBudget: Int? = nil,
             segmentThreshold: Int = 16 << 10,
+            blockCompression: BlockCompression = .fast,
             compactionThreshold: Double = 0.5,
             defaultPoolCapacity: Int = 1000,
             defaultQueueCapacity: Int = 1000,
@@ -98,6 +114,7 @@ extension Kache {
             self.compressionThreshold = compressionThreshold
             self.diskBudget = diskBudget
             self.segmentThreshold = segmentThreshold
+            self.blockCompression = blockCompression
             self.compactionThreshold = compactionThreshold
             self.defaultPoolCapacity = defaultPoolCapacity
             self.defaultQueueCapacity = defaultQueueCapacity

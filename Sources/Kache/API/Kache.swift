@@ -87,6 +87,7 @@ public final class Kache: Sendable {
             RecordStore(
                 disk: disk, index: StoreRecordIndex(store: store), logger: configuration.logger,
                 segmentThreshold: configuration.segmentThreshold,
+                blockCompression: configuration.blockCompression == .high ? .high : .fast,
                 writeBehindLimit: configuration.durability == .async ? max(configuration.memoryBudget / 2, 4 << 20) : nil,
                 queuedBytes: queuedBytes ?? QueuedBytes(), compactionThreshold: configuration.compactionThreshold,
                 now: { [clock = configuration.clock] in clock.nanosecondsSince1970() }

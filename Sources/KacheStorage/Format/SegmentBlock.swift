@@ -127,7 +127,7 @@ package enum SegmentBlock {
         /// The block's bytes, and each record's share of them (in proportion
         /// to its raw bytes; the shares add up to the block's length exactly,
         /// so that the segment's accounting adds up to its file's length).
-        package func seal() -> (bytes: Data, charges: [Int]) {
+        package func seal(compression: Compression = .fast) -> (bytes: Data, charges: [Int]) {
             precondition(!records.isEmpty, "an empty block")
             var keys = [UInt8]()
             keys.reserveCapacity(records.count * 24 + 32)
@@ -166,7 +166,7 @@ package enum SegmentBlock {
             var values = [UInt8]()
             values.reserveCapacity(valuesLength)
             for record in records { values.append(contentsOf: record.value) }
-            let block = SegmentBlock.seal(keys: keys, values: values, count: records.count)
+            let block = SegmentBlock.seal(keys: keys, values: values, count: records.count, compression: compression)
             return (block, SegmentBlock.shares(of: block.count, byEnds: ends))
         }
     }
@@ -181,7 +181,7 @@ package enum SegmentBlock {
     }
 
     /// The two sections behind a header, each compressed where LZ4 shrinks it.
-    private static func seal(keys: [UInt8], values: [UInt8], count: Int) -> Data {
+    private static func seal(keys: [UInt8], values: [UInt8], count: Int, compression: Compression) -> Data {
         var block = Data(count: headerSize + keys.count + values.count)
         var flags: UInt8 = 0
         var keysStored = 0
@@ -190,9 +190,9 @@ package enum SegmentBlock {
             keysStored = store(keys, into: UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]))
             // A block keeps a byte per record (`shares`): raw, a record's keys take 7 at least.
             if headerSize + keysStored + values.count < count {
-                keysStored = store(keys, into: UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]), compressing: false)
+                keysStored = store(keys, into: UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]), encoder: .none)
             }
-            valuesStored = store(values, into: UnsafeMutableRawBufferPointer(rebasing: out[(headerSize + keysStored)...]))
+            valuesStored = store(values, into: UnsafeMutableRawBufferPointer(rebasing: out[(headerSize + keysStored)...]), encoder: compression == .high ? .high : .fast)
             if keysStored < keys.count { flags |= keysCompressed }
             if valuesStored < values.count { flags |= valuesCompressed }
             out.copyBytes(from: magic)
@@ -211,14 +211,35 @@ package enum SegmentBlock {
         return block
     }
 
+    /// How a block's values section is compressed; either way it is an LZ4
+    /// block, read by the same decoder. The keys section is always `fast`:
+    /// lz4hc saved 2 % of W8's keys sections, not worth its time.
+    package enum Compression: Sendable {
+        case fast
+        /// lz4hc (`LZ4HighCompression`).
+        case high
+    }
+
+    /// How `store` writes a section.
+    private enum Encoder {
+        case fast
+        case high
+        case none
+    }
+
     /// Writes `section` at the start of `destination` (which has room for it
     /// raw), LZ4-compressed when that saves a byte; returns its stored length.
-    private static func store(_ section: [UInt8], into destination: UnsafeMutableRawBufferPointer, compressing: Bool = true) -> Int {
+    private static func store(_ section: [UInt8], into destination: UnsafeMutableRawBufferPointer, encoder: Encoder = .fast) -> Int {
         section.withUnsafeBytes { source in
             guard !section.isEmpty else { return 0 }
             // One byte short of raw: LZ4 succeeds only when it saves space.
             let room = UnsafeMutableRawBufferPointer(rebasing: destination[..<(section.count - 1)])
-            if compressing, section.count > 1, let length = LZ4.compress(source, into: room) { return length }
+            let compressed = switch encoder {
+            case .fast: section.count > 1 ? LZ4.compress(source, into: room) : nil
+            case .high: section.count > 1 ? LZ4HighCompression.compress(source, into: room) : nil
+            case .none: Int?.none
+            }
+            if let length = compressed { return length }
             UnsafeMutableRawBufferPointer(rebasing: destination[..<section.count]).copyMemory(from: source)
             return section.count
         }

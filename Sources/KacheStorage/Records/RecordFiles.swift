@@ -32,6 +32,8 @@ package struct RecordFiles: Sendable {
     let disk: DiskStore
     let index: any RecordIndex
     let logger: Logger
+    /// How blocks' values are compressed.
+    let blockCompression: SegmentBlock.Compression
     /// Tombstones are written only when segments may hold records of a key.
     let writesTombstones: Bool
     let counters: StorageCounters
@@ -95,7 +97,7 @@ package struct RecordFiles: Sendable {
         placed.reserveCapacity(records.count)
         var block = SegmentBlock.Builder()
         func seal() {
-            let (sealed, charges) = block.seal()
+            let (sealed, charges) = block.seal(compression: blockCompression)
             for (index, charge) in charges.enumerated() { placed.append((bytes.count, index, charge)) }
             bytes.append(sealed)
             block = SegmentBlock.Builder()

@@ -29,13 +29,13 @@ package final class RecordStore: Sendable {
     ///     nil writes on the caller's thread (`sync`, `fsync`).
     ///   - queuedBytes: where the queue counts what it holds, for the memory budget.
     package init(
-        disk: DiskStore, index: any RecordIndex, logger: Logger, segmentThreshold: Int,
+        disk: DiskStore, index: any RecordIndex, logger: Logger, segmentThreshold: Int, blockCompression: SegmentBlock.Compression = .fast,
         writeBehindLimit: Int?, queuedBytes: QueuedBytes, compactionThreshold: Double, now: @escaping @Sendable () -> Timestamp
     ) {
         self.disk = disk
         self.segmentThreshold = segmentThreshold
         let files = RecordFiles(
-            disk: disk, index: index, logger: logger,
+            disk: disk, index: index, logger: logger, blockCompression: blockCompression,
             writesTombstones: segmentThreshold > 0 || !disk.segments.lengths().isEmpty, counters: StorageCounters()
         )
         self.files = files
