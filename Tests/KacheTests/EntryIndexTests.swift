@@ -149,24 +149,27 @@ import Testing
         #expect(RecordLocation.ownFile(length: 5).isOwnFile)
     }
 
-    /// The sequence, the flags and the key space share a word: each keeps
-    /// its value, at its extremes, whatever the others are set to.
+    /// The sequence, the flags, the read frequency and the key space share a
+    /// word: each keeps its value, at its extremes, whatever the others are set to.
     @Test func packedFieldsStayApart() {
         let largest = UInt64(1) << IndexShard.Entry.sequenceBits - 1
         let lastSpace = UInt16(KeySpaces.maximumCount - 1)
         var entry = IndexShard.Entry(
             key: "k", expiry: 1, sequence: largest, value: nil, place: 0, length: 0, rawSize: 0,
-            space: lastSpace, flags: [.occupied, .referenced, .pendingWrite]
+            space: lastSpace, flags: [.occupied, .pendingWrite], frequency: 3
         )
         #expect(entry.sequence == largest)
         #expect(entry.space == lastSpace)
-        #expect(entry.flags == [.occupied, .referenced, .pendingWrite])
+        #expect(entry.flags == [.occupied, .pendingWrite] && entry.frequency == 3)
         entry.flags = [.occupied]
         entry.sequence = 5
-        #expect(entry.space == lastSpace && entry.flags == [.occupied] && entry.sequence == 5)
+        #expect(entry.space == lastSpace && entry.flags == [.occupied] && entry.sequence == 5 && entry.frequency == 3)
+        entry.frequency = 0
+        #expect(entry.space == lastSpace && entry.flags == [.occupied] && entry.sequence == 5 && entry.frequency == 0)
         entry.space = 0
         entry.flags = [.pendingWrite]
-        #expect(entry.sequence == 5 && entry.space == 0 && entry.flags == [.pendingWrite])
+        entry.frequency = 9 // saturates
+        #expect(entry.sequence == 5 && entry.space == 0 && entry.flags == [.pendingWrite] && entry.frequency == 3)
     }
 
     /// A key space past the most an entry can name is refused with a typed error, not a trap.

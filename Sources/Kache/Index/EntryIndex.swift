@@ -102,7 +102,7 @@ final class EntryIndex: Sendable {
             guard let value = shard.value(at: slot) else {
                 return .onDisk(sequence: entry.sequence, location: diskLocation(entry, slot: slot, in: shard))
             }
-            if !entry.flags.contains(.referenced) { shard.setReferenced(slot: slot) }
+            shard.noteRead(slot: slot)
             shard.memoryHits += 1
             return .hit(value)
         }
@@ -269,11 +269,12 @@ final class EntryIndex: Sendable {
 
     /// Changes the entry `ref` names in place, if it is still that version.
     @discardableResult
-    func modify<R: Sendable>(_ ref: EntryRef, _ body: (_ key: String, inout EntryRecord) -> R) -> R? {
+    func modify<R: Sendable>(_ ref: EntryRef, _ body: (_ space: Int, _ key: String, inout EntryRecord) -> R) -> R? {
         withShard(ref.shard) { shard in
             guard shard.isCurrent(slot: ref.slot, tag: ref.tag) else { return nil }
             let key = shard.entries[ref.slot].key
-            return modify(&shard, slot: ref.slot) { body(key, &$0) }
+            let space = Int(shard.entries[ref.slot].space)
+            return modify(&shard, slot: ref.slot) { body(space, key, &$0) }
         }
     }
 
@@ -294,7 +295,7 @@ final class EntryIndex: Sendable {
     /// - Returns: `body`'s result; nil when `sequence` is not the current version.
     @discardableResult
     func modify<R: Sendable>(space: Int, key: String, sequence: UInt64, ref: EntryRef?, _ body: (inout EntryRecord) -> R) -> R? {
-        if let ref, let result = modify(ref, { _, record in record.sequence == sequence ? body(&record) : nil }) ?? nil {
+        if let ref, let result = modify(ref, { _, _, record in record.sequence == sequence ? body(&record) : nil }) ?? nil {
             return result
         }
         return modify(space: space, key: key) { record in record.sequence == sequence ? body(&record) : nil } ?? nil
@@ -394,7 +395,7 @@ final class EntryIndex: Sendable {
         return EntryRecord(
             expiry: shard.entries[slot].expiry, sequence: sequence, rawSize: Int(shard.entries[slot].rawSize),
             value: withValue ? shard.value(at: slot) : nil,
-            referenced: flags.contains(.referenced), isPendingWrite: pending, length: Int(length),
+            frequency: shard.entries[slot].frequency, isPendingWrite: pending, length: Int(length),
             location: pending ? old?.location : written ? RecordLocation(place: shard.entries[slot].place, length: Int(length)) : nil,
             diskSequence: pending ? old?.sequence ?? 0 : (written ? sequence : 0)
         )
@@ -402,7 +403,6 @@ final class EntryIndex: Sendable {
 
     private func pack(_ record: EntryRecord, key: String, space: UInt16) -> (IndexShard.Entry, IndexShard.DiskVersion?) {
         var flags: IndexShard.Flags = .occupied
-        if record.referenced { flags.insert(.referenced) }
         if record.isPendingWrite { flags.insert(.pendingWrite) }
         let pending = record.isPendingWrite
         let written = pending ? nil : record.location
@@ -410,7 +410,7 @@ final class EntryIndex: Sendable {
             key: key, expiry: record.expiry, sequence: record.sequence, value: record.value,
             place: written?.place ?? 0,
             length: UInt32(pending ? record.length : record.fileSize), rawSize: UInt32(record.rawSize),
-            space: space, flags: flags
+            space: space, flags: flags, frequency: record.frequency
         )
         let superseded = pending ? record.location.map { IndexShard.DiskVersion(location: $0, sequence: record.diskSequence) } : nil
         return (entry, superseded)

@@ -14,8 +14,9 @@ struct EntryRecord: Sendable {
     var rawSize: Int
     /// The value, when it is in memory.
     var value: Data?
-    /// Set on every read from memory; the CLOCK hand clears it (second chance).
-    var referenced = false
+    /// Reads from memory since the value entered it, at most 3: S3-FIFO's
+    /// counter (`MemoryBudget`), which its queues' hands count down.
+    var frequency: UInt8 = 0
     /// The value is not yet in its file: it must stay in memory until it is.
     var isPendingWrite: Bool
     /// The length of this version's record (its file or its place in a

@@ -24,12 +24,12 @@ struct IndexShard: Sendable {
     /// disk: kept in a slab of its own instead, a hit cost one more cache
     /// miss, and W2 on one thread ran at 0.45× the `Mutex<[String: Data]>`
     /// floor instead of 0.59× (docs/MEMORY.md). To stay at 64 bytes, the
-    /// sequence, the flags and the key space share one word.
+    /// sequence, the flags, the read frequency and the key space share one word.
     struct Entry: Sendable {
         var key: String
         var expiry: Timestamp
-        /// The sequence in the low `sequenceBits`, the flags above it, the
-        /// key space in the top `spaceBits`.
+        /// The sequence in the low `sequenceBits`, the flags above it, then
+        /// the frequency, and the key space in the top `spaceBits`.
         private var packed: UInt64
         /// The value, when it is in memory.
         var value: Data?
@@ -40,17 +40,22 @@ struct IndexShard: Sendable {
         var length: UInt32
         var rawSize: UInt32
 
-        /// 2^49 writes: 17 years at a million sets a second, for the life of a directory.
-        static let sequenceBits = 49
-        static let flagBits = 3
+        /// 2^48 writes: 8.9 years at a million sets a second, for the life of a directory.
+        static let sequenceBits = 48
+        static let flagBits = 2
+        /// Reads since the value entered memory, up to 3 (`MemoryBudget`, S3-FIFO's 2-bit counter).
+        static let frequencyBits = 2
         /// 4,096 key spaces (`KeySpaces.maximumCount`).
-        static let spaceBits = 64 - sequenceBits - flagBits
+        static let spaceBits = 64 - sequenceBits - flagBits - frequencyBits
         private static let sequenceMask: UInt64 = 1 << sequenceBits - 1
         private static let flagMask: UInt64 = 1 << flagBits - 1
+        private static let frequencyShift = UInt64(sequenceBits + flagBits)
+        private static let spaceShift = UInt64(sequenceBits + flagBits + frequencyBits)
+        static let highestFrequency: UInt8 = 1 << frequencyBits - 1
 
         init(
             key: String, expiry: Timestamp, sequence: UInt64, value: Data?,
-            place: UInt64, length: UInt32, rawSize: UInt32, space: UInt16, flags: Flags
+            place: UInt64, length: UInt32, rawSize: UInt32, space: UInt16, flags: Flags, frequency: UInt8 = 0
         ) {
             self.key = key
             self.expiry = expiry
@@ -62,6 +67,7 @@ struct IndexShard: Sendable {
             self.sequence = sequence
             self.space = space
             self.flags = flags
+            self.frequency = frequency
         }
 
         var sequence: UInt64 {
@@ -77,11 +83,20 @@ struct IndexShard: Sendable {
             set { packed = packed & ~(Self.flagMask << UInt64(Self.sequenceBits)) | UInt64(newValue.rawValue) << UInt64(Self.sequenceBits) }
         }
 
+        /// Reads of the value since it entered memory, at most `highestFrequency`.
+        var frequency: UInt8 {
+            get { UInt8(truncatingIfNeeded: packed >> Self.frequencyShift) & Self.highestFrequency }
+            set {
+                let mask = UInt64(Self.highestFrequency) << Self.frequencyShift
+                packed = packed & ~mask | UInt64(min(newValue, Self.highestFrequency)) << Self.frequencyShift
+            }
+        }
+
         var space: UInt16 {
-            get { UInt16(truncatingIfNeeded: packed >> UInt64(Self.sequenceBits + Self.flagBits)) }
+            get { UInt16(truncatingIfNeeded: packed >> Self.spaceShift) }
             set {
                 precondition(Int(newValue) < 1 << Self.spaceBits, "key space \(newValue) does not fit an entry")
-                packed = packed & (1 << UInt64(Self.sequenceBits + Self.flagBits) - 1) | UInt64(newValue) << UInt64(Self.sequenceBits + Self.flagBits)
+                packed = packed & (1 << Self.spaceShift - 1) | UInt64(newValue) << Self.spaceShift
             }
         }
     }
@@ -89,9 +104,7 @@ struct IndexShard: Sendable {
     struct Flags: OptionSet, Sendable {
         let rawValue: UInt8
         static let occupied = Flags(rawValue: 1)
-        /// Read since the CLOCK hand last passed (second chance).
-        static let referenced = Flags(rawValue: 2)
-        static let pendingWrite = Flags(rawValue: 4)
+        static let pendingWrite = Flags(rawValue: 2)
     }
 
     /// The version of a key still on disk while a newer one waits to be
@@ -203,8 +216,9 @@ struct IndexShard: Sendable {
         if version != nil || !superseded.isEmpty { superseded[UInt32(slot)] = version }
     }
 
-    mutating func setReferenced(slot: Int) {
-        entries[slot].flags.insert(.referenced)
+    /// Counts a read of the value in `slot` (saturating).
+    mutating func noteRead(slot: Int) {
+        if entries[slot].frequency < Entry.highestFrequency { entries[slot].frequency += 1 }
     }
 
     /// Puts `value` in memory for the entry in `slot`, or takes it out (nil).

@@ -172,7 +172,7 @@ struct StoreState: Sendable {
         budget.account(replacing: previous, with: record, keyBytes: key.utf8.count)
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
-        admitToMemory(ref, size: value.count)
+        admitToMemory(ref, size: value.count, space: space, key: key)
         enforceMemoryBudget()
         return Insertion(
             sequence: sequence, ref: ref, previous: previous, removals: removals,
@@ -288,7 +288,7 @@ struct StoreState: Sendable {
         var record = removal.record
         guard !record.isPendingWrite, let location = record.location, index.record(space: space, key: removal.key) == nil else { return false }
         record.value = nil
-        record.referenced = false
+        record.frequency = 0
         let (_, ref) = index.upsert(space: space, key: removal.key, record)
         spaces[space].noteReinstated(ref, expiry: record.expiry, space: space, index: index)
         rawBytes += record.rawSize
@@ -366,7 +366,7 @@ struct StoreState: Sendable {
             return true
         } ?? false
         guard admitted, let ref = index.ref(space: space, key: key) else { return }
-        admitToMemory(ref, size: value.count)
+        admitToMemory(ref, size: value.count, space: space, key: key)
         enforceMemoryBudget()
     }
 

@@ -1,0 +1,158 @@
+import Foundation
+import KacheStorage
+import Testing
+@testable import Kache
+
+/// A plain S3-FIFO over values of one size, by libCacheSim's rules (in
+/// bytes): the reference the memory tier must agree with, step by step.
+/// Written the simplest way, with arrays, so that it can be read against the
+/// paper; nothing here is shared with `MemoryBudget`.
+struct S3FIFOModel {
+    let limit: Int
+    let charge: Int
+    var small: [String] = []
+    var main: [String] = []
+    var ghost: [String] = []
+    var frequency: [String: Int] = [:]
+    var hasEvicted = false
+
+    var isEmpty: Bool { small.isEmpty && main.isEmpty }
+
+    func isResident(_ key: String) -> Bool { frequency[key] != nil }
+
+    /// A read: a hit counts, up to 3.
+    mutating func get(_ key: String) -> Bool {
+        guard let count = frequency[key] else { return false }
+        frequency[key] = min(count + 1, 3)
+        return true
+    }
+
+    /// A set after a miss: the ghost is asked, values leave until this one fits, then it joins a queue.
+    mutating func insert(_ key: String) {
+        let remembered = ghost.contains(key)
+        ghost.removeAll { $0 == key }
+        while (small.count + main.count + 1) * charge > limit, !isEmpty { evict() }
+        if remembered || !hasEvicted && small.count * charge >= limit / 10 { main.append(key) } else { small.append(key) }
+        frequency[key] = 0
+    }
+
+    private mutating func evict() {
+        hasEvicted = true
+        if main.count * charge > limit - limit / 10 || small.isEmpty {
+            while !main.isEmpty {
+                let key = main.removeFirst()
+                if frequency[key]! >= 1 {
+                    frequency[key]! -= 1
+                    main.append(key)
+                } else {
+                    frequency[key] = nil
+                    return
+                }
+            }
+        } else {
+            while !small.isEmpty {
+                let key = small.removeFirst()
+                if frequency[key]! >= 2 {
+                    frequency[key] = 0
+                    main.append(key)
+                } else {
+                    frequency[key] = nil
+                    ghost.append(key)
+                    while ghost.count * charge > limit - limit / 10 || ghost.count > limit / 1024 { ghost.removeFirst() }
+                    return
+                }
+            }
+        }
+    }
+}
+
+/// The memory tier's policy, S3-FIFO (`MemoryBudget`).
+@Suite struct MemoryPolicyTests {
+    /// Seeded cache-aside traffic in `memory` durability, skewed towards a
+    /// few keys and with one-time keys mixed in: after every request the
+    /// tier and the model agree on the hit, and every few steps on which keys
+    /// are resident.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func theMemoryTierMatchesAPlainS3FIFO(seed: UInt64) throws {
+        let value = compressible(200, seed: 1)
+        let charge = MemoryBudget.charge(forValueOf: value.count)
+        // 60 values: a small queue of 6, a ghost of at most 11 keys (limit / 1024).
+        let limit = 60 * charge
+        let cache = try Kache(inMemory: .testing(.memory, memoryBudget: limit))
+        var model = S3FIFOModel(limit: limit, charge: charge)
+        var random = SeededGenerator(seed: seed)
+        var oneTime = 0
+        for step in 0 ..< 6000 {
+            let key: String
+            if random.next() % 100 < 30 {
+                key = "once\(oneTime)"
+                oneTime += 1
+            } else {
+                // The smaller of two draws: key 0 most often.
+                key = "k\(min(random.next() % 300, random.next() % 300))"
+            }
+            let hit = cache.data(forKey: key) != nil
+            #expect(hit == model.get(key), "step \(step): \(key)")
+            guard hit == model.isResident(key) else { return }
+            if !hit {
+                try cache.set(value, forKey: key, ttl: .seconds(3600))
+                model.insert(key)
+            }
+            if step % 97 == 0 {
+                for number in 0 ..< 300 {
+                    #expect(cache.contains("k\(number)") == model.isResident("k\(number)"), "step \(step): k\(number)")
+                }
+                cache.checkInvariants()
+            }
+        }
+        #expect(cache.statistics.memoryEvictions > 1000)
+    }
+
+    /// A value read twice while new survives a stream of keys read once
+    /// (scan resistance), where the CLOCK before it lost it to the stream.
+    @Test func aValueReadTwiceOutlastsAStreamOfKeysReadOnce() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 20 * MemoryBudget.charge(forValueOf: 1000)))
+        try cache.set(compressible(1000), forKey: "hot", ttl: .seconds(60))
+        _ = cache.data(forKey: "hot")
+        _ = cache.data(forKey: "hot")
+        for i in 0 ..< 200 { try cache.set(compressible(1000, seed: i), forKey: "once\(i)", ttl: .seconds(60)) }
+        let before = cache.statistics
+        #expect(cache.data(forKey: "hot") == compressible(1000))
+        #expect(cache.statistics.memoryHits == before.memoryHits + 1, "the value read twice left memory")
+        cache.checkInvariants()
+    }
+
+    /// A key whose value left memory unread, read again soon, comes back to
+    /// the main queue (the ghost remembered it): a further stream of new
+    /// keys does not push it out, though it was read only once since.
+    @Test func aKeyTheGhostRemembersComesBackToMain() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 20 * MemoryBudget.charge(forValueOf: 1000)))
+        // Memory full first: from then on a new value joins the small queue (2 values here).
+        for i in 0 ..< 30 { try cache.set(compressible(1000, seed: i), forKey: "a\(i)", ttl: .seconds(60)) }
+        try cache.set(compressible(1000), forKey: "again", ttl: .seconds(60))
+        for i in 30 ..< 35 { try cache.set(compressible(1000, seed: i), forKey: "a\(i)", ttl: .seconds(60)) }
+        let left = cache.statistics
+        #expect(cache.data(forKey: "again") == compressible(1000))
+        #expect(cache.statistics.diskHits == left.diskHits + 1, "the value had left memory")
+        for i in 0 ..< 60 { try cache.set(compressible(1000, seed: 100 + i), forKey: "b\(i)", ttl: .seconds(60)) }
+        let before = cache.statistics
+        #expect(cache.data(forKey: "again") == compressible(1000))
+        #expect(cache.statistics.memoryHits == before.memoryHits + 1, "the remembered key was not kept in main")
+    }
+
+    /// Memory over its budget through the write-behind queue alone, with
+    /// every queued slot stale: making room returns (it once spun forever,
+    /// asking an empty queue for a slot).
+    @Test func makingRoomWithOnlyStaleSlotsReturns() {
+        let queued = QueuedBytes()
+        var state = StoreState(memoryLimit: 10_000, keepsFiles: true, writeBehindBytes: queued)
+        for i in 0 ..< 5 { _ = state.insert(space: StoreState.topLevel, key: "k\(i)", value: compressible(500, seed: i), expiry: .max, now: 0) }
+        for i in 0 ..< 5 { _ = state.remove(space: StoreState.topLevel, key: "k\(i)") }
+        queued.add(1 << 20)
+        state.enforceMemoryBudget(makingRoomFor: 1000)
+        #expect(state.memory.small.isEmpty && state.memory.main.isEmpty)
+        #expect(state.memory.bytes == 0)
+    }
+}
