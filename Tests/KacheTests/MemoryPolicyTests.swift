@@ -136,6 +136,7 @@ struct S3FIFOModel {
         let left = cache.statistics
         #expect(cache.data(forKey: "again") == compressible(1000))
         #expect(cache.statistics.diskHits == left.diskHits + 1, "the value had left memory")
+        #expect(cache.statistics.memoryGhostHits == left.memoryGhostHits + 1)
         for i in 0 ..< 60 { try cache.set(compressible(1000, seed: 100 + i), forKey: "b\(i)", ttl: .seconds(60)) }
         let before = cache.statistics
         #expect(cache.data(forKey: "again") == compressible(1000))

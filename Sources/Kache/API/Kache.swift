@@ -222,6 +222,7 @@ public final class Kache: Sendable {
                 expirations: state.counters.expirations,
                 evictions: state.counters.evictions,
                 memoryEvictions: state.counters.memoryEvictions,
+                memoryGhostHits: state.counters.memoryGhostHits,
                 quarantined: state.counters.quarantined,
                 writeErrors: writeErrors,
                 readErrors: state.counters.readErrors,

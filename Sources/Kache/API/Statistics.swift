@@ -17,6 +17,10 @@ public struct Statistics: Sendable, Equatable, Codable {
     public var evictions: UInt64
     /// Values that left memory for the memory budget (their files stay, except in `memory` durability).
     public var memoryEvictions: UInt64
+    /// Values that entered memory's main queue at once because the memory
+    /// tier remembered their key: read again soon after leaving memory
+    /// unread (S3-FIFO's ghost hits).
+    public var memoryGhostHits: UInt64
     /// Damaged files moved to `quarantine/`, since open.
     public var quarantined: UInt64
     /// Files that could not be written (disk full, I/O error).

@@ -187,6 +187,7 @@ extension StoreState {
     /// leave until this one fits, then it joins its queue.
     mutating func admitToMemory(_ ref: EntryRef, size: Int, space: Int, key: String) {
         let recalled = memory.recall(IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key))
+        if recalled { counters.memoryGhostHits += 1 }
         enforceMemoryBudget(makingRoomFor: MemoryBudget.charge(forValueOf: size))
         memory.admit(ref, size: size, recalled: recalled, isLive: { [index] in index.holdsValue($0.ref) })
     }

@@ -43,6 +43,7 @@ struct StoreState: Sendable {
         var expirations: UInt64 = 0
         var evictions: UInt64 = 0
         var memoryEvictions: UInt64 = 0
+        var memoryGhostHits: UInt64 = 0
         var quarantined: UInt64 = 0
         var readErrors: UInt64 = 0
     }
