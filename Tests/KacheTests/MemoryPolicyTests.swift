@@ -143,6 +143,27 @@ struct S3FIFOModel {
         #expect(cache.statistics.memoryHits == before.memoryHits + 1, "the remembered key was not kept in main")
     }
 
+    /// A value read back from its file starts counting its reads afresh, as a
+    /// new one does: reads from before it left memory don't count towards
+    /// the two that keep it.
+    @Test func aValueReadBackFromDiskCountsItsReadsAfresh() throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 20 * MemoryBudget.charge(forValueOf: 1000)))
+        for i in 0 ..< 30 { try cache.set(compressible(1000, seed: i), forKey: "a\(i)", ttl: .seconds(60)) }
+        try cache.set(compressible(1000), forKey: "x", ttl: .seconds(60))
+        _ = cache.data(forKey: "x") // one read while new
+        // Out of memory, then out of the ghost's memory too (it remembers at most 21 keys here).
+        for i in 30 ..< 80 { try cache.set(compressible(1000, seed: i), forKey: "a\(i)", ttl: .seconds(60)) }
+        let before = cache.statistics
+        #expect(cache.data(forKey: "x") == compressible(1000))
+        #expect(cache.statistics.diskHits == before.diskHits + 1 && cache.statistics.memoryGhostHits == before.memoryGhostHits)
+        _ = cache.data(forKey: "x") // one read since it came back: not the two that keep it
+        for i in 80 ..< 85 { try cache.set(compressible(1000, seed: i), forKey: "a\(i)", ttl: .seconds(60)) }
+        let later = cache.statistics
+        #expect(cache.data(forKey: "x") == compressible(1000))
+        #expect(cache.statistics.diskHits == later.diskHits + 1, "a read from before it left memory was counted")
+    }
+
     /// Memory over its budget through the write-behind queue alone, with
     /// every queued slot stale: making room returns (it once spun forever,
     /// asking an empty queue for a slot).

@@ -364,6 +364,8 @@ struct StoreState: Sendable {
         let admitted = index.modify(space: space, key: key) { record -> Bool in
             guard record.sequence == sequence, record.value == nil else { return false }
             record.value = value
+            // As a new value's: reads from before it left memory don't count.
+            record.frequency = 0
             return true
         } ?? false
         guard admitted, let ref = index.ref(space: space, key: key) else { return }
