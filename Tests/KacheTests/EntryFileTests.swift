@@ -16,6 +16,20 @@ import Testing
         file.withUnsafeBytes { raw in Result { () throws(EntryFile.Damage) in try EntryFile.decode(raw) } }
     }
 
+    /// A sequence past the largest the index can hold is damage in a file
+    /// of its own and in a block alike; the largest itself reads.
+    @Test func aSequencePastTheLargestIsDamage() throws {
+        let largest = EntryFile.largestSequence
+        #expect(try decode(sealed(compressible(100), sequence: largest)).get().header.sequence == largest)
+        #expect(throws: EntryFile.Damage.sequenceOutOfRange(largest + 1)) { try decode(sealed(compressible(100), sequence: largest + 1)).get() }
+        for sequence in [largest + 1, .max] {
+            var builder = SegmentBlock.Builder()
+            builder.append(SegmentBlock.Record(key: "k", space: "", kind: 0, expiry: 1, sequence: sequence, value: compressible(100)))
+            #expect(throws: EntryFile.Damage.sequenceOutOfRange(sequence)) { try SegmentBlock.decode(builder.seal().bytes) }
+        }
+        #expect(IndexShard.Entry.sequenceBits == 48 && UInt64(1) << IndexShard.Entry.sequenceBits - 1 == largest)
+    }
+
     @Test func roundTripsCompressibleData() throws {
         let payload = compressible(4096)
         let file = sealed(payload)

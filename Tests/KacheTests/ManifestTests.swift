@@ -20,6 +20,15 @@ import Testing
         bytes.withUnsafeBytes { raw in Result { () throws(Manifest.Damage) in try Manifest(decoding: raw) } }
     }
 
+    /// A next sequence the index could not hold is damage.
+    @Test func aNextSequencePastTheLargestIsMalformed() {
+        var saved = manifest
+        saved.nextSequence = EntryFile.largestSequence + 1
+        #expect((try? decode(saved.encoded()).get()) == saved)
+        saved.nextSequence = EntryFile.largestSequence + 2
+        #expect(decode(saved.encoded()) == .failure(.malformed))
+    }
+
     @Test func roundTrips() throws {
         #expect(try decode(manifest.encoded()).get() == manifest)
     }

@@ -141,6 +141,42 @@ import Testing
         cache.checkInvariants()
     }
 
+    /// A block whose checksum holds but whose record names a sequence past
+    /// the most a directory can use (the index packs sequences in 48 bits):
+    /// damage, never a trap. The open counts it and serves the rest, after a
+    /// clean close (the checkpoint's manifest) and after a crash (a rebuild
+    /// from the records) alike.
+    @Test(arguments: [false, true])
+    func aRecordWithASequencePastTheLargestIsDamageNotATrap(rebuildingFromRecords: Bool) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+            for i in 0 ..< 5 { try cache.set(compressible(400, seed: i), forKey: "k\(i)", ttl: .seconds(3600)) }
+            if rebuildingFromRecords { cache.abandonForTesting() } else { try cache.close() }
+        }
+        var builder = SegmentBlock.Builder()
+        builder.append(SegmentBlock.Record(
+            key: "hostile", space: "", kind: 0, expiry: clock.nanosecondsSince1970() + 3_600_000_000_000,
+            sequence: EntryFile.largestSequence + 1, value: compressible(100)
+        ))
+        // A valid block after it: the hostile one is damage inside the file, not a torn tail.
+        var after = SegmentBlock.Builder()
+        after.append(SegmentBlock.Record(key: "tail", space: "", kind: 0, expiry: clock.nanosecondsSince1970() + 3_600_000_000_000, sequence: 1_000_000, value: compressible(100)))
+        let path = segmentPath(dir, try #require(segmentFiles(dir).last))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: builder.seal().bytes + after.seal().bytes)
+        try handle.close()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+        #expect(cache.data(forKey: "hostile") == nil)
+        for i in 0 ..< 5 { #expect(cache.data(forKey: "k\(i)") == compressible(400, seed: i)) }
+        #expect(cache.statistics.quarantined == 1)
+        try cache.set(Data("after".utf8), forKey: "after", ttl: .seconds(60))
+        #expect(cache.data(forKey: "after") == Data("after".utf8))
+        cache.checkInvariants()
+    }
+
     /// In `async` durability the writer gathers many records into each block:
     /// a flipped bit costs the records of that one block, never the rest of the segment.
     @Test(arguments: [false, true])

@@ -144,6 +144,8 @@ struct Manifest: Sendable, Equatable {
             _ = try reader.read(UInt16.self)
             savedAt = try reader.read()
             nextSequence = try reader.read()
+            // Past it, the next write could not be indexed.
+            guard nextSequence <= EntryFile.largestSequence + 1 else { throw Damage.malformed }
             let budget = try reader.read(Int64.self)
             guard budget >= 0 else { throw Damage.malformed }
             diskBudget = budget == 0 ? nil : Int(budget)

@@ -40,8 +40,9 @@ struct IndexShard: Sendable {
         var length: UInt32
         var rawSize: UInt32
 
-        /// 2^48 writes: 8.9 years at a million sets a second, for the life of a directory.
-        static let sequenceBits = 48
+        /// 2^48 writes: 8.9 years at a million sets a second, for the life of
+        /// a directory. A record past it is damage (`EntryFile.largestSequence`).
+        static let sequenceBits = UInt64.bitWidth - EntryFile.largestSequence.leadingZeroBitCount
         static let flagBits = 2
         /// Reads since the value entered memory, up to 3 (`MemoryBudget`, S3-FIFO's 2-bit counter).
         static let frequencyBits = 2

@@ -14,6 +14,7 @@ extension EntryFile {
         case unknownKind(UInt8)
         case wrongEntry(expectedKey: String, foundKey: String)
         case undecompressible
+        case sequenceOutOfRange(UInt64)
 
         package var description: String {
             switch self {
@@ -27,9 +28,15 @@ extension EntryFile {
             case let .unknownKind(k): return "unknown key-space kind \(k)"
             case let .wrongEntry(expected, found): return "holds key \"\(found.prefix(80))\" where \"\(expected.prefix(80))\" was expected"
             case .undecompressible: return "LZ4 payload does not decompress to its recorded length"
+            case let .sequenceOutOfRange(sequence): return "sequence \(sequence) is past the largest, \(EntryFile.largestSequence)"
             }
         }
     }
+
+    /// The largest sequence a record may carry: the index packs a sequence
+    /// in 48 bits (`IndexShard.Entry`), 8.9 years of a million writes a second.
+    /// A record past it is damage: accepted, it would trap the index.
+    package static let largestSequence: UInt64 = 1 << 48 - 1
 
     /// The most LZ4 can expand a block: one input byte per 255 output bytes.
     package static let largestCompressionRatio = 255
@@ -71,10 +78,12 @@ extension EntryFile {
               let key = String(validUTF8: keyBytes),
               let space = String(validUTF8: spaceBytes)
         else { throw .invalidName }
+        let sequence = field(Offset.sequence, UInt64.self)
+        guard sequence <= largestSequence else { throw .sequenceOutOfRange(sequence) }
         return Header(
             flags: flags,
             expiry: field(Offset.expiry, Int64.self),
-            sequence: field(Offset.sequence, UInt64.self),
+            sequence: sequence,
             rawLength: rawLength,
             storedLength: storedLength,
             key: key,

@@ -592,6 +592,7 @@ extension SegmentBlock {
     ) throws(EntryFile.Damage) -> EntryFile.Header {
         let isTombstone = flags & tombstoneFlag != 0
         guard !isTombstone || valueLength == 0 else { throw .lengthMismatch(expected: 0, actual: valueLength) }
+        guard sequence <= EntryFile.largestSequence else { throw .sequenceOutOfRange(sequence) }
         return EntryFile.Header(
             flags: isTombstone ? .tombstone : [], expiry: expiry, sequence: sequence,
             rawLength: valueLength, storedLength: valueLength, key: key, space: space.name, kind: space.kind
