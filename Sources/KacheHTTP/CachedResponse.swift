@@ -42,9 +42,7 @@ struct CachedResponse: Sendable, Equatable {
         let directives = CacheControl(headers["Cache-Control"])
         let initialAge = Freshness.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
         let lifetime = Freshness.lifetime(status: status, headers: headers, directives: directives, responseTime: responseTime, policy: policy)
-        // An Age that is not a number leaves the real age unknown: such a
-        // response is never fresh, and never stale within a window either.
-        let freshUntil = Freshness.ageValue(headers) == .invalid ? Date.distantPast : responseTime.addingTimeInterval(lifetime - initialAge)
+        let freshUntil = responseTime.addingTimeInterval(lifetime - initialAge)
         self.init(
             key: key, url: url, status: status, headers: headers, body: body,
             requestTime: requestTime, responseTime: responseTime, initialAge: initialAge, freshUntil: freshUntil, parts: parts

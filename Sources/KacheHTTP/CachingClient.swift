@@ -249,8 +249,7 @@ public final class CachingClient: Sendable {
         let remaining = stored.freshUntil.timeIntervalSince(now)
         if let minFresh = request.minFresh, remaining < TimeInterval(minFresh) { return false }
         if remaining <= 0 {
-            guard let maxStale = request.maxStale, !response.mustRevalidate, Freshness.ageValue(stored.headers) != .invalid,
-                  -remaining <= TimeInterval(maxStale)
+            guard let maxStale = request.maxStale, !response.mustRevalidate, -remaining <= TimeInterval(maxStale)
             else { return false }
         }
         return response.immutable && remaining > 0 || request.maxAge.map { stored.age(at: now) <= TimeInterval($0) } ?? true

@@ -48,24 +48,15 @@ enum Freshness {
         directives.maxAge != nil || headers["Expires"] != nil
     }
 
-    /// The `Age` field (RFC 9111 section 5.1): its first member (a list, or
-    /// two lines that Foundation joined with a comma, counts from the first),
-    /// as delta-seconds.
-    enum AgeValue: Equatable {
-        /// No `Age` field.
-        case absent
-        /// A valid age in seconds.
-        case seconds(Int)
-        /// An age that is not a non-negative integer (`old`, `-5`, `1.5`): the
-        /// response can't be trusted to be fresh, so it is used only after validation.
-        case invalid
-    }
-
-    /// The response's `Age` value.
-    static func ageValue(_ headers: HeaderFields) -> AgeValue {
-        guard let field = headers["Age"] else { return .absent }
+    /// The `Age` field in seconds (RFC 9111 section 5.1): its first member
+    /// (a list, or two lines that Foundation joined with a comma, counts
+    /// from the first), as delta-seconds. Nil when there is none, or when it
+    /// is not a non-negative integer (`old`, `-5`, `1.5`): section 5.1 says a
+    /// cache SHOULD ignore an invalid `Age`, and the conformance suite checks it.
+    static func ageSeconds(_ headers: HeaderFields) -> Int? {
+        guard let field = headers["Age"] else { return nil }
         let first = field.split(separator: ",", omittingEmptySubsequences: false).first.map { $0.trimmingHTTPWhitespace } ?? ""
-        return CacheControl.deltaSeconds(first).map(AgeValue.seconds) ?? .invalid
+        return CacheControl.deltaSeconds(first)
     }
 
     /// The response's age when it arrived, in seconds (RFC 9111 section 4.2.3):
@@ -80,7 +71,7 @@ enum Freshness {
     static func correctedInitialAge(headers: HeaderFields, requestTime: Date, responseTime: Date) -> TimeInterval {
         let dateValue = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
         let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
-        let ageValue: TimeInterval = if case let .seconds(age) = ageValue(headers) { TimeInterval(age) } else { 0 }
+        let ageValue = TimeInterval(ageSeconds(headers) ?? 0)
         let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
         return max(apparentAge, ageValue + responseDelay)
     }

@@ -62,16 +62,18 @@ import Testing
         #expect(lifetime(lastModified, status: 404) == 1000)
     }
 
-    @Test func theAgeFieldCountsItsFirstMemberAndAnythingElseIsInvalid() {
-        func age(_ value: String) -> Freshness.AgeValue { Freshness.ageValue(fields([("Age", value)])) }
-        #expect(Freshness.ageValue(fields([])) == .absent)
-        #expect(age("30") == .seconds(30))
-        #expect(age(" 30 ") == .seconds(30))
-        #expect(age("0, 7200") == .seconds(0))       // two lines joined: the first counts
-        #expect(age("old, 0") == .invalid)
-        #expect(age("-7200") == .invalid)
-        #expect(age("7200.0") == .invalid)
-        #expect(age("") == .invalid)
+    /// The first member counts; anything but delta-seconds is ignored, as no `Age` is.
+    @Test func theAgeFieldCountsItsFirstMemberAndAnInvalidOneIsIgnored() {
+        func age(_ value: String) -> Int? { Freshness.ageSeconds(fields([("Age", value)])) }
+        #expect(Freshness.ageSeconds(fields([])) == nil)
+        #expect(age("30") == 30)
+        #expect(age(" 30 ") == 30)
+        #expect(age("0, 7200") == 0)       // two lines joined: the first counts
+        for invalid in ["old, 0", "-7200", "7200.0", ""] {
+            #expect(age(invalid) == nil, "\(invalid)")
+            let headers = fields([("Date", date(0)), ("Age", invalid)])
+            #expect(Freshness.correctedInitialAge(headers: headers, requestTime: arrival, responseTime: arrival) == 0)
+        }
     }
 
     @Test func theInitialAgeIsTheLargerOfApparentAndCorrectedAge() {
