@@ -18,6 +18,11 @@ struct CacheControl: Sendable, Equatable {
     var sharedMaxAge: Int?
     /// `no-store`: never store the response (or, on a request, neither use nor store one).
     var noStore = false
+    /// `must-understand` (RFC 9111 section 5.2.2.3): store the response only
+    /// if its status code's caching rules are understood; when they are, the
+    /// response's `no-store` is ignored (a server sends both, for caches that
+    /// predate the directive).
+    var mustUnderstand = false
     /// `no-cache`: a stored response must be revalidated before each use. The
     /// field-qualified form (`no-cache="Set-Cookie"`) is treated as unqualified.
     var noCache = false
@@ -69,6 +74,7 @@ struct CacheControl: Sendable, Equatable {
             case "max-age": maxAge = CacheControl.deltaSeconds(value) ?? 0
             case "s-maxage": sharedMaxAge = CacheControl.deltaSeconds(value) ?? 0
             case "no-store": noStore = true
+            case "must-understand": mustUnderstand = true
             case "no-cache": noCache = true
             case "must-revalidate": mustRevalidate = true
             case "private": isPrivate = true

@@ -192,9 +192,20 @@ struct CachedResponse: Sendable, Equatable {
             && mayStore(status: 206, headers: headers, request: request, policy: policy)
     }
 
+    /// The final status codes HTTP defines (RFC 9110 section 15), whose
+    /// caching rules this cache implements: what `must-understand` asks about.
+    static let understoodStatusCodes: Set<Int> = [
+        200, 201, 202, 203, 204, 205, 206,
+        300, 301, 302, 303, 304, 305, 307, 308,
+        400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 426,
+        500, 501, 502, 503, 504, 505,
+    ]
+
     private static func mayStore(status: Int, headers: HeaderFields, request: CacheControl, policy: CachePolicy) -> Bool {
         let response = CacheControl(headers["Cache-Control"])
-        guard !response.noStore, !request.noStore, status >= 200, status != 304 else { return false }
+        // With `must-understand`, an understood status overrides `no-store`, and any other is not stored.
+        let refused = response.mustUnderstand ? !understoodStatusCodes.contains(status) : response.noStore
+        guard !refused, !request.noStore, status >= 200, status != 304 else { return false }
         return Freshness.hasExplicitLifetime(headers: headers, directives: response) || response.isPublic || response.isPrivate
             || policy.heuristicallyCacheableStatusCodes.contains(status)
     }

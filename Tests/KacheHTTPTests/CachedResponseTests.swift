@@ -82,6 +82,11 @@ import Testing
         #expect(storable(404, []))
         #expect(storable(200, [("Cache-Control", "private")]))
         #expect(!storable(200, [("Cache-Control", "no-store")]))
+        // must-understand (RFC 9111 section 5.2.2.3): an understood status overrides no-store; any other is never stored.
+        #expect(storable(200, [("Cache-Control", "no-store, must-understand, max-age=60")]))
+        #expect(storable(404, [("Cache-Control", "must-understand, no-store")]))
+        #expect(!storable(299, [("Cache-Control", "must-understand, max-age=60")]))
+        #expect(!storable(200, [("Cache-Control", "no-store, must-understand")], request: CacheControl("no-store")))
         #expect(!storable(200, [], request: CacheControl("no-store")))
         // Any final status with a lifetime of its own; without one, only the heuristic codes (or public/private).
         #expect(storable(302, [("Cache-Control", "max-age=60")]))

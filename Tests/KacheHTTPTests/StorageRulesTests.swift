@@ -27,6 +27,21 @@ import FoundationNetworking
         #expect(files.allSatisfy { $0.contains("/segments/") })
     }
 
+    /// `must-understand` with a status this cache implements: its `no-store`
+    /// is ignored and the response reused; with an unknown status, nothing is stored.
+    @Test func mustUnderstandStoresAnUnderstoodStatusDespiteNoStore() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let understood = "/r/understood?cc=no-store,%20must-understand,%20max-age%3D60"
+        _ = try await f.get(understood)
+        #expect(try await f.get(understood).source == .cache)
+        #expect(try await f.server.requestCount("/r/understood") == 1)
+        let unknown = "/r/unknown-status?status=299&cc=must-understand,%20max-age%3D60"
+        _ = try await f.get(unknown)
+        #expect(try await f.get(unknown).source == .network)
+        #expect(try await f.server.requestCount("/r/unknown-status") == 2)
+    }
+
     @Test(arguments: [200, 201, 299, 400, 403, 500, 503])
     func everyStatusWithAnExplicitLifetimeIsReused(status: Int) async throws {
         let f = try HTTPFixture()
