@@ -63,6 +63,9 @@ public final class CachingClient: Sendable {
     private let counters = Mutex(HTTPCacheStatistics())
     /// The background revalidations running, by the key of the response they revalidate.
     private let revalidations = Mutex([String: Task<Void, Never>]())
+    /// The fetches running for requests that found nothing usable, by
+    /// `coalescingKey`: a request that finds one running waits for its answer.
+    private let fetches = Mutex([String: Task<Response, any Error>]())
 
     /// Creates a client that stores into `cache` (into `policy.pool` when set).
     ///
@@ -193,7 +196,7 @@ public final class CachingClient: Sendable {
             let timeout = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": "0"])!
             return Response(data: Data(), response: timeout, source: .cache)
         }
-        return try await fetch(exchange, found: found)
+        return try await coalescedFetch(exchange, found: found)
     }
 
     /// Removes the stored response (every variant of it, and any stored parts) for a GET of `url`.
@@ -270,6 +273,37 @@ public final class CachingClient: Sendable {
 
     /// Asks the server: conditionally when a stored response can be
     /// revalidated, and stores what comes back.
+    /// `fetch`, shared by concurrent requests alike in every field: one
+    /// request goes out, and each caller gets its response or its error.
+    ///
+    /// The fetch runs in a task of its own, so a caller's cancellation does
+    /// not cancel it for the others; the caller that started it removes it
+    /// once it is done (it alone knows the task went into the table).
+    private func coalescedFetch(_ exchange: Exchange, found: ResponseStore.Lookup) async throws -> Response {
+        let key = Self.coalescingKey(exchange)
+        let (task, started) = fetches.withLock { running -> (Task<Response, any Error>, Bool) in
+            if let task = running[key] { return (task, false) }
+            let task = Task { try await self.fetch(exchange, found: found) }
+            running[key] = task
+            return (task, true)
+        }
+        guard started else {
+            count { $0.coalesced += 1 }
+            return try await task.value
+        }
+        defer { fetches.withLock { if $0[key] == task { $0[key] = nil } } }
+        return try await task.value
+    }
+
+    /// What makes two requests the same: the cache key and every request
+    /// field (any of them may be one the response varies on), and the range.
+    private static func coalescingKey(_ exchange: Exchange) -> String {
+        let fields = (exchange.request.allHTTPHeaderFields ?? [:]).map { ($0.key.lowercased(), $0.value) }.sorted { $0 < $1 }
+        var key = exchange.primary.full
+        for (name, value) in fields { key += "\u{0}\(name):\(value)" }
+        return key
+    }
+
     private func fetch(_ exchange: Exchange, found: ResponseStore.Lookup) async throws -> Response {
         let stored = found.response
         var conditional = exchange.request

@@ -30,6 +30,9 @@ public struct HTTPCacheStatistics: Sendable, Equatable, Codable {
     /// GET, URLs the policy excludes, requests with their own conditional fields
     /// or with `Cache-Control: no-store`.
     public var bypassed: UInt64 = 0
+    /// Requests that found nothing usable while the same request was already
+    /// on its way, and shared its answer instead of sending another.
+    public var coalesced: UInt64 = 0
     /// Body bytes served from the cache instead of being downloaded: fresh hits,
     /// `304` revalidations and stale-while-revalidate answers.
     public var bytesSaved: UInt64 = 0
