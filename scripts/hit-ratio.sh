@@ -101,7 +101,7 @@ print(f"libcachesim {getattr(lcs, '__version__', '?')}; objects of {OBJECT} byte
 gaps = [abs(row["ours " + name] - row["lcs " + name]) for row in rows.values() for name in ("FIFO", "LRU", "S3-FIFO") if "ours " + name in row]
 print(f"largest gap between kache-bench's FIFO, LRU, S3-FIFO and libCacheSim's: {max(gaps):.4f}" if gaps else "no baselines to check")
 if any(row["capacity"] < 100 for row in rows.values()):
-    print("note: libCacheSim's W-TinyLFU keeps a window of 1 % of the cache; below 100 objects it holds none, hence 0.000")
+    print("note: below 100 objects libCacheSim's W-TinyLFU hits nothing here (0.000); its window, 1 % of the cache, is then smaller than one object")
 if not honours_ttl():
     print("note: this libCacheSim build ignores request TTLs (an object set with TTL 10 still hit at time 20),")
     print("      so its trace (c) figures are without expiry; kache-bench's own baselines expire objects.")
