@@ -85,19 +85,21 @@ struct W9HitRatio {
         let variant = Self.variant(trace.kind, tier, percent: percent, capacity: capacity)
         var recorder = FigureRecorder()
         var configuration = context.configuration(.memory)
-        var notes: [String] = []
+        let budgetDetail: String
+        switch tier {
+        case .memory:
+            budgetDetail = " (\(Format.grouped(capacity)) values at \(Format.grouped(memoryCharge)) bytes each, the documented charge)"
+        case .disk:
+            guard let diskCost else { preconditionFailure("the disk budget's run needs the measured cost of an entry") }
+            budgetDetail = " (\(Format.grouped(capacity)) entries at \(Format.grouped(diskCost.bytesPerEntry)) bytes each, measured, "
+                + "+ \(Format.bytes(Double(diskCost.emptyBytes))) for the empty directory; memory: as many values)"
+        }
         for run in 1...context.runs {
             let clock = ManualClock()
-            switch tier {
-            case .memory:
-                configuration = context.configuration(.memory, memoryBudget: capacity * memoryCharge, clock: clock)
-            case .disk:
-                let cost = diskCost!
-                configuration = context.configuration(
-                    durability, memoryBudget: capacity * memoryCharge,
-                    diskBudget: cost.budget(forEntries: capacity), clock: clock
-                )
-            }
+            configuration = context.configuration(
+                durability, memoryBudget: capacity * memoryCharge,
+                diskBudget: diskCost?.budget(forEntries: capacity), clock: clock
+            )
             let cache = try BenchCache.openEmpty(configuration, in: context.workspace)
             let label = context.label(.w9, durability, variant: variant, run: run)
             let hits = try context.timed(label, total: trace.count, unit: "requests") {
@@ -118,11 +120,10 @@ struct W9HitRatio {
             recorder.record("expirations", Double(statistics.expirations), unit: .count, higherIsBetter: false)
             try BenchCache.close(cache, in: context.workspace, recording: &recorder)
         }
-        notes.append(BenchCache.budgetNote(configuration) + (tier == .memory
-            ? " (\(Format.grouped(capacity)) values at \(Format.grouped(memoryCharge)) bytes each, the documented charge)"
-            : " (\(Format.grouped(capacity)) entries at \(Format.grouped(diskCost!.bytesPerEntry)) bytes each, measured, "
-                + "+ \(Format.bytes(Double(diskCost!.emptyBytes))) for the empty directory; memory: as many values)"))
-        notes.append("baselines hold \(Format.grouped(capacity)) objects; an expired object is a miss and is set afresh; simulated clock, 1 ms per request")
+        let notes = [
+            BenchCache.budgetNote(configuration) + budgetDetail,
+            "baselines hold \(Format.grouped(capacity)) objects; an expired object is a miss and is set afresh; simulated clock, 1 ms per request",
+        ]
         return WorkloadResult(
             workload: .w9, variant: variant, durability: durability, threads: 1,
             memoryBudget: configuration.memoryBudget, diskBudget: configuration.diskBudget,
