@@ -84,7 +84,10 @@ let package = Package(
         // removes keys on command, so invalidation is measured across processes.
         .executableTarget(name: "KacheRedisPeer", dependencies: ["KacheRedis", "Kache"]),
         // Deterministic generators and baselines of shared/bench/WORKLOADS.md.
-        .target(name: "KacheWorkloads", dependencies: ["CLZ4"]),
+        .target(
+            name: "KacheWorkloads",
+            dependencies: ["CLZ4", .product(name: "DequeModule", package: "swift-collections")]
+        ),
         .executableTarget(
             name: "KacheCLI",
             dependencies: ["Kache", .product(name: "ArgumentParser", package: "swift-argument-parser")]

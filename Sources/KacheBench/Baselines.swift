@@ -37,6 +37,11 @@ enum Baselines {
     static let rocksDB = "RocksDB (LZ4, a Put per set, WAL unsynced, final flush)"
     static let sqlite = "SQLite (WAL, synchronous=NORMAL, an INSERT per set, final checkpoint)"
     static let peers = [rocksDB, sqlite]
+    /// The policies W9's hit ratios are read against, simulated over the same
+    /// trace with the same capacity in objects (KacheWorkloads' simulators).
+    static let fifo = "FIFO"
+    static let lru = "LRU"
+    static let s3fifo = "S3-FIFO"
 
     /// The rename floor's name with the folder flush that `save()` ends with.
     static func withSyncfs(_ name: String) -> String { name + ", then syncfs" }

@@ -19,6 +19,7 @@ struct RunCommand: ParsableCommand {
               kache-bench run --workload W8,W4d --segment-threshold 0      the small-entry workloads with today's layout
               kache-bench run --workload W1,W8                 beside RocksDB and SQLite on the same sets (--no-peers: without)
               kache-bench run --quick --json run.json --charts charts   the figures, and the charts drawn from them
+              kache-bench run --workload W9 --runs 1           hit ratios beside FIFO, LRU and S3-FIFO (memory tier, and disk budget in async)
               kache-bench run --tier redis --workload W1,W2,W3,W7   through a tiered cache on a Redis Cluster
             """
     )
@@ -43,9 +44,14 @@ struct RunCommand: ParsableCommand {
         )
         var results: [WorkloadResult] = []
         for durability in options.durability.modes {
-            for workload in options.workloads.workloads {
+            for workload in options.workloads.workloads where workload != .w9 {
                 results += try Self.run(workload, durability, threadCounts: options.threads.counts, context: context)
             }
+        }
+        if options.workloads.workloads.contains(.w9) {
+            // W9 measures two tiers: the memory tier in `memory` durability
+            // whatever the modes chosen, and the disk budget in each disk mode.
+            results += try W9HitRatio(context: context).run(memory: true, diskModes: options.durability.modes.filter { $0 != .memory })
         }
 
         let report = BenchReport(
@@ -83,6 +89,7 @@ struct RunCommand: ParsableCommand {
         case .w7: [try W7Queue(context: context).run(durability)]
         case .w8: [try W8ManySmall(context: context).run(durability)].compactMap { $0 }
         case .w4d: [try W4dChurnOnDisk(context: context).run(durability)].compactMap { $0 }
+        case .w9: try W9HitRatio(context: context).run(memory: durability == .memory, diskModes: durability == .memory ? [] : [durability])
         }
     }
 }

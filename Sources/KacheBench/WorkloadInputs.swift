@@ -108,6 +108,13 @@ final class WorkloadInputs {
         ManySmallSets(count: sizes.manySmallCount, valueBytes: sizes.manySmallValueBytes, seed: seed)
     }
 
+    // MARK: - W9
+
+    /// W9's trace `kind`: `hitRatioRequests` requests over the N keys, from the stream of thread 0.
+    func hitRatioTrace(_ kind: HitRatioTrace.Kind) -> HitRatioTrace {
+        HitRatioTrace(kind, keyCount: sizes.keyCount, requests: sizes.hitRatioRequests, seed: seed)
+    }
+
     /// Thread `thread`'s share of `total` operations (the first threads take the remainder).
     static func share(of total: Int, thread: Int, threads: Int) -> Int {
         total / threads + (thread < total % threads ? 1 : 0)

@@ -24,6 +24,8 @@ public enum WorkloadID: String, CaseIterable, Sendable {
     case w8 = "W8"
     /// W4 in a disk mode, for what churn costs the files.
     case w4d = "W4d"
+    /// Cache-aside hit ratio under a budget, beside FIFO, LRU and S3-FIFO.
+    case w9 = "W9"
 
     /// The short name, as in the table: "load", "read-hot", …
     public var name: String {
@@ -37,6 +39,7 @@ public enum WorkloadID: String, CaseIterable, Sendable {
         case .w7: "queue"
         case .w8: "many-small"
         case .w4d: "churn on disk"
+        case .w9: "hit ratio"
         }
     }
 
@@ -76,6 +79,12 @@ public enum WorkloadID: String, CaseIterable, Sendable {
             return "W4 in a disk mode: \(grouped(sizes.churnOps)) sets of \(grouped(sizes.churnValueBytes))-byte text values "
                 + "into a Pool of capacity \(grouped(sizes.churnCapacity)), keys by Zipf over \(grouped(sizes.churnKeyCount)) keys, "
                 + "TTL uniform in [1, \(WorkloadDraws.maxRandomTTLSeconds)] s on the simulated clock"
+        case .w9:
+            let ttls = HitRatioTrace.ttlChoices.map { grouped(Int($0)) }.joined(separator: ", ")
+            return "cache-aside (a get; on a miss, a set of a \(grouped(sizes.textValueBytes))-byte text value): "
+                + "\(grouped(sizes.hitRatioRequests)) requests over N = \(n) keys by Zipf 0.99; traces (a) Zipf alone, "
+                + "(b) \(HitRatioTrace.freshKeyPercent) % of requests to fresh keys, (c) Zipf with TTLs of \(ttls) s "
+                + "on a simulated clock of \(HitRatioTrace.millisecondsPerRequest) ms per request; budgets of 1 % and 10 % of the keys' values"
         }
     }
 
@@ -91,6 +100,7 @@ public enum WorkloadID: String, CaseIterable, Sendable {
         case .w7: "ops/s"
         case .w8: "durable sets/s, allocated bytes ÷ raw bytes, files in the directory, ms to ready, keys lost (must be 0)"
         case .w4d: "sets/s, write amplification (bytes written to disk ÷ bytes set), dead bytes ÷ stored bytes at the end"
+        case .w9: "hit ratio beside FIFO, LRU and S3-FIFO simulated on the same trace"
         }
     }
 

@@ -40,6 +40,8 @@ public struct WorkloadSizes: Sendable, Equatable {
     public var manySmallValueBytes: Int
     /// W8: after the reopen, every this-many-th key is read.
     public var manySmallReadStride: Int
+    /// W9: the requests of each hit-ratio trace (over the N keys of `keyCount`).
+    public var hitRatioRequests: Int
 
     /// The sizes WORKLOADS.md specifies; report figures only from these.
     public static let standard = WorkloadSizes(
@@ -48,7 +50,8 @@ public struct WorkloadSizes: Sendable, Equatable {
         churnOps: 1_000_000, churnKeyCount: 1_000_000, churnCapacity: 10_000, churnValueBytes: 256,
         blobCount: 2_000, blobBytes: 256 * 1024, blobGets: 10_000,
         queuePushes: 1_000_000, queueCapacity: 10_000,
-        manySmallCount: 1_000_000, manySmallValueBytes: 200, manySmallReadStride: 100
+        manySmallCount: 1_000_000, manySmallValueBytes: 200, manySmallReadStride: 100,
+        hitRatioRequests: 1_000_000
     )
 
     /// About 20× fewer keys and operations, with the same value sizes and
@@ -59,6 +62,7 @@ public struct WorkloadSizes: Sendable, Equatable {
         churnOps: 50_000, churnKeyCount: 50_000, churnCapacity: 500, churnValueBytes: 256,
         blobCount: 100, blobBytes: 256 * 1024, blobGets: 500,
         queuePushes: 50_000, queueCapacity: 500,
-        manySmallCount: 50_000, manySmallValueBytes: 200, manySmallReadStride: 100
+        manySmallCount: 50_000, manySmallValueBytes: 200, manySmallReadStride: 100,
+        hitRatioRequests: 50_000
     )
 }

@@ -5,10 +5,11 @@ import Testing
 struct OptionsTests {
     @Test func workloadsAreParsedInWorkloadOrderWhateverTheOrderGiven() throws {
         #expect(WorkloadSelection(argument: "W3,w1")?.workloads == [.w1, .w3])
-        #expect(WorkloadSelection(argument: "all")?.workloads.count == 9)
+        #expect(WorkloadSelection(argument: "all")?.workloads.count == 10)
         #expect(WorkloadSelection(argument: "W2, W2")?.workloads == [.w2])
         #expect(WorkloadSelection(argument: "w4d,W8,W4")?.workloads == [.w4, .w8, .w4d], "in WORKLOADS.md's order, in any case")
-        #expect(WorkloadSelection(argument: "W9") == nil)
+        #expect(WorkloadSelection(argument: "w9")?.workloads == [.w9])
+        #expect(WorkloadSelection(argument: "W10") == nil)
         #expect(WorkloadSelection(argument: "") == nil)
     }
 
@@ -26,7 +27,7 @@ struct OptionsTests {
 
     @Test func defaultsAreEveryWorkloadOneThreadAsyncThreeRuns() throws {
         let options = try RunOptions.parse([])
-        #expect(options.workloads.workloads.count == 9)
+        #expect(options.workloads.workloads.count == 10)
         #expect(options.segmentThreshold == nil, "Kache's own default")
         #expect(options.threads.counts == [1])
         #expect(options.durability.modes == [.async])

@@ -32,8 +32,8 @@ struct QuickRunTests {
         #expect(report.options.quick && report.options.runs == 1 && !report.options.directoryKept)
         #expect(report.options.peers == true, "on unless --no-peers")
         #expect(report.machine.cores >= 1 && !report.machine.kernel.isEmpty && report.machine.swiftVersion.contains("Swift"))
-        #expect(report.results.map(\.workload) == ["W1", "W2", "W2", "W3", "W3", "W4", "W4", "W4", "W6", "W7"],
-                "W5 and W6's disk budget need a disk")
+        #expect(report.results.map(\.workload) == ["W1", "W2", "W2", "W3", "W3", "W4", "W4", "W4", "W6", "W7"] + Array(repeating: "W9", count: 6),
+                "W5 and W6's disk budget need a disk; W9's memory tier runs 3 traces at 2 budgets")
         #expect(report.results(workload: "W2").map(\.threads) == [1, 2])
         #expect(report.results(workload: "W3").map(\.threads) == [1, 2])
         #expect(report.results(workload: "W4").map(\.variant) == ["capacity 50", "capacity 500", "capacity 5,000"])
@@ -124,6 +124,49 @@ struct QuickRunTests {
         #expect(budget.figure("allocated ÷ disk budget").map { $0.samples.allSatisfy { $0 <= 1 } } == true)
         #expect(budget.figure("budget evictions").map { $0.samples.allSatisfy { $0 > 0 } } == true)
         #expect(budget.figure("MB/s written")?.comparisons.first?.baseline == "W6 without a disk budget")
+    }
+
+    /// W9 in `async`: the memory tier (in `memory` durability) and the disk
+    /// budget, each trace at each budget, beside the three simulated policies.
+    @Test func quickRunOfTheHitRatioWorkload() throws {
+        let bench = try BenchProcess()
+        defer { bench.cleanUp() }
+        let json = bench.scratch.appendingPathComponent("w9.json")
+        let outcome = try bench.run(["run", "--quick", "--runs", "1", "--workload", "W9", "--quiet", "--json", json.path])
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(try bench.leftovers().isEmpty)
+
+        let report = try BenchJSON.read(json)
+        #expect(report.results.map(\.durability) == Array(repeating: ["memory", "async"], count: 6).flatMap { $0 })
+        #expect(report.results.first?.variant == "(a) Zipf · memory tier · 1 % budget (50 values)")
+        #expect(report.results.last?.variant == "(c) Zipf, TTL 60 s / 1 h / 1 d · disk budget · 10 % budget (500 values)")
+        for result in report.results {
+            let hitRatio = try #require(result.figure("hit ratio"))
+            #expect(hitRatio.comparisons.map(\.baseline) == ["FIFO", "LRU", "S3-FIFO"])
+            let ratios = hitRatio.samples + hitRatio.comparisons.flatMap(\.samples)
+            #expect(ratios.allSatisfy { $0 > 0.05 && $0 < 1 }, "\(result.variant ?? "") \(ratios)")
+            #expect(result.diskBudget == nil || result.durability == "async")
+        }
+        // A larger budget hits more, for Kache and for every baseline.
+        let small = try #require(report.results.first?.figure("hit ratio"))
+        let large = try #require(report.results.first { $0.variant?.hasPrefix("(a) Zipf · memory tier · 10 %") == true }?.figure("hit ratio"))
+        #expect(zip(small.samples + small.comparisons.flatMap(\.samples), large.samples + large.comparisons.flatMap(\.samples)).allSatisfy { $0 < $1 })
+        #expect(report.targets.filter { $0.target.hasPrefix("W9 memory tier hit ratio") }.count == 4)
+        #expect(outcome.stdout.contains("W9 hit ratio ((a) Zipf · memory tier · 1 % budget (50 values)) — memory, 1 thread"))
+    }
+
+    /// `kache-bench trace` writes the trace W9 replays, as CSV.
+    @Test func traceCommandWritesTheTraceAsCSV() throws {
+        let bench = try BenchProcess()
+        defer { bench.cleanUp() }
+        let csv = bench.scratch.appendingPathComponent("c.csv")
+        let outcome = try bench.run(["trace", "c", "--quick", "--output", csv.path])
+        #expect(outcome.status == 0, "\(outcome)")
+        let lines = try String(contentsOf: csv, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 50_001)
+        #expect(lines.first == "time,obj_id,obj_size,ttl")
+        #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",").count == 4 })
+        #expect(lines[1].hasPrefix("0,") && lines[2].hasPrefix("1,") && lines[1].hasSuffix(",1024,3600"))
     }
 
     /// W8 and W4d, which only run on disk, in `async` durability.

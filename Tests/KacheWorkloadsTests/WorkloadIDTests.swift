@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct WorkloadIDTests {
     @Test func everyWorkloadIsDescribedWithItsFigure() {
-        #expect(WorkloadID.allCases.map(\.rawValue) == ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W4d"])
+        #expect(WorkloadID.allCases.map(\.rawValue) == ["W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W4d", "W9"])
         for workload in WorkloadID.allCases {
             #expect(!workload.name.isEmpty && !workload.figure.isEmpty)
             #expect(workload.description(sizes: .quick) != workload.description(sizes: .standard))
@@ -23,7 +23,7 @@ import Testing
             (standard.churnKeyCount, quick.churnKeyCount), (standard.churnCapacity, quick.churnCapacity),
             (standard.blobCount, quick.blobCount), (standard.blobGets, quick.blobGets),
             (standard.queuePushes, quick.queuePushes), (standard.queueCapacity, quick.queueCapacity),
-            (standard.manySmallCount, quick.manySmallCount),
+            (standard.manySmallCount, quick.manySmallCount), (standard.hitRatioRequests, quick.hitRatioRequests),
         ]
         for (full, small) in pairs { #expect(full == 20 * small) }
         #expect(quick.textValueBytes == standard.textValueBytes && quick.blobBytes == standard.blobBytes)
