@@ -41,8 +41,12 @@ struct IndexShard: Sendable {
         var rawSize: UInt32
 
         /// 2^48 writes: 8.9 years at a million sets a second, for the life of
-        /// a directory. A record past it is damage (`EntryFile.largestSequence`).
-        static let sequenceBits = UInt64.bitWidth - EntryFile.largestSequence.leadingZeroBitCount
+        /// a directory. A record past it is damage (`EntryFile.largestSequence`,
+        /// which a test holds equal). A literal, not derived from it: a constant
+        /// from another module is initialized lazily, and the packed fields'
+        /// getters stopped being folded, so that each one read from the slab
+        /// copied the whole entry (W8's sets ran a third slower).
+        static let sequenceBits = 48
         static let flagBits = 2
         /// Reads since the value entered memory, up to 3 (`MemoryBudget`, S3-FIFO's 2-bit counter).
         static let frequencyBits = 2
