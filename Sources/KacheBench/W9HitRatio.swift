@@ -15,7 +15,7 @@ import KacheWorkloads
 ///   (``DiskCost``), and the memory tier's memory budget. Every entry also
 ///   lives on disk, so an entry the disk budget evicts leaves memory too.
 ///   (A memory budget of a tenth as many values made the run several times
-///   slower: the CLOCK hand kept passing over values not yet written, since
+///   slower: the memory tier's hand kept passing over values not yet written, since
 ///   the write-behind queue counts against the memory budget.)
 ///
 /// Baselines: FIFO, LRU and S3-FIFO simulated over the same trace, holding
