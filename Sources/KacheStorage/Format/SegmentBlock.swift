@@ -190,9 +190,9 @@ package enum SegmentBlock {
             keysStored = store(keys, into: UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]))
             // A block keeps a byte per record (`shares`): raw, a record's keys take 7 at least.
             if headerSize + keysStored + values.count < count {
-                keysStored = store(keys, into: UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]), encoder: .none)
+                keysStored = store(keys, into: UnsafeMutableRawBufferPointer(rebasing: out[headerSize...]), compression: nil)
             }
-            valuesStored = store(values, into: UnsafeMutableRawBufferPointer(rebasing: out[(headerSize + keysStored)...]), encoder: compression == .high ? .high : .fast)
+            valuesStored = store(values, into: UnsafeMutableRawBufferPointer(rebasing: out[(headerSize + keysStored)...]), compression: compression)
             if keysStored < keys.count { flags |= keysCompressed }
             if valuesStored < values.count { flags |= valuesCompressed }
             out.copyBytes(from: magic)
@@ -220,24 +220,18 @@ package enum SegmentBlock {
         case high
     }
 
-    /// How `store` writes a section.
-    private enum Encoder {
-        case fast
-        case high
-        case none
-    }
-
     /// Writes `section` at the start of `destination` (which has room for it
-    /// raw), LZ4-compressed when that saves a byte; returns its stored length.
-    private static func store(_ section: [UInt8], into destination: UnsafeMutableRawBufferPointer, encoder: Encoder = .fast) -> Int {
+    /// raw), compressed by `compression` when that saves a byte (nil: raw);
+    /// returns its stored length.
+    private static func store(_ section: [UInt8], into destination: UnsafeMutableRawBufferPointer, compression: Compression? = .fast) -> Int {
         section.withUnsafeBytes { source in
             guard !section.isEmpty else { return 0 }
             // One byte short of raw: LZ4 succeeds only when it saves space.
             let room = UnsafeMutableRawBufferPointer(rebasing: destination[..<(section.count - 1)])
-            let compressed = switch encoder {
-            case .fast: section.count > 1 ? LZ4.compress(source, into: room) : nil
-            case .high: section.count > 1 ? LZ4HighCompression.compress(source, into: room) : nil
-            case .none: Int?.none
+            let compressed = switch compression {
+            case .fast?: section.count > 1 ? LZ4.compress(source, into: room) : nil
+            case .high?: section.count > 1 ? LZ4HighCompression.compress(source, into: room) : nil
+            case nil: Int?.none
             }
             if let length = compressed { return length }
             UnsafeMutableRawBufferPointer(rebasing: destination[..<section.count]).copyMemory(from: source)
