@@ -37,7 +37,8 @@ Control paths:
   /__stats?path=P   JSON {"count": requests to P, "last": the last request's fields (lowercased)}
   /__bump?path=P    a new version of P (new ETag and Last-Modified)
   /__advance?seconds=N  moves the server's clock (its Date and Expires fields)
-                    N seconds forward, as the tests move their client's clock
+                    N seconds forward, as the tests move their client's clock;
+                    it moves by nothing else (it stands at the server's start)
 
 The server exits after --idle-timeout seconds without a request, when the
 process --owner-pid (default: its parent) goes away, or when it is terminated.
@@ -122,7 +123,11 @@ class Handler(BaseHTTPRequestHandler):
             values = query.get(name)
             return values[0] if values else None
 
-        now = time.time() + CLOCK_OFFSET[0]
+        # The server's clock stands still, as the client's ManualClock does,
+        # and moves only by /__advance: run in real time, it drew away from
+        # the client's while a loaded machine stalled a test, and responses
+        # looked younger than the tests meant them to be.
+        now = STARTED + CLOCK_OFFSET[0]
         date = now + float(one("date_offset") or 0)
         fields = [("Date", http_date(date)), ("X-Request-Count", str(count))]
         cache_control = one("cc")

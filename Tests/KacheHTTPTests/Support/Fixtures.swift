@@ -24,7 +24,8 @@ struct HTTPFixture {
     /// - Parameters:
     ///   - onDisk: a cache directory in `sync` durability (removed by ``stop()``),
     ///     else an in-memory cache.
-    ///   - clockOffset: how far the client's clock is from the real time (the server's).
+    ///   - clockOffset: how far the client's clock is from the server's (both
+    ///     stand at about the real time of the fixture's start, and move only by `advance`).
     ///   - policy: the client's policy; `makePolicy` builds it from the cache (for a Pool).
     init(
         onDisk: Bool = false, clockOffset: Duration = .zero,
