@@ -174,6 +174,7 @@ struct StoreState: Sendable {
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
         admitToMemory(ref, size: value.count, space: space, key: key)
+        enforceMemoryBudget()
         return Insertion(
             sequence: sequence, ref: ref, previous: previous, removals: removals,
             evictedFrom: evictedFrom, evictedForBudgetFrom: evictedForBudgetFrom
@@ -369,6 +370,7 @@ struct StoreState: Sendable {
         } ?? false
         guard admitted, let ref = index.ref(space: space, key: key) else { return }
         admitToMemory(ref, size: value.count, space: space, key: key)
+        enforceMemoryBudget()
     }
 
     /// Adds an entry found on disk at open, without its value. Its record
