@@ -174,6 +174,7 @@ struct StoreState: Sendable {
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
         admitToMemory(ref, size: value.count, space: space, key: key)
+        // Again once it is in: when nothing else could leave, the new value itself must.
         enforceMemoryBudget()
         return Insertion(
             sequence: sequence, ref: ref, previous: previous, removals: removals,
@@ -370,6 +371,7 @@ struct StoreState: Sendable {
         } ?? false
         guard admitted, let ref = index.ref(space: space, key: key) else { return }
         admitToMemory(ref, size: value.count, space: space, key: key)
+        // Again once it is in: when nothing else could leave, the new value itself must.
         enforceMemoryBudget()
     }
 
