@@ -17,7 +17,9 @@ struct InspectText {
         facts.append(("format", "entry files v\(s.formatVersion)" + (s.manifestVersion.map { ", manifest v\($0)" } ?? "")))
         if let saved = s.manifestSavedAt {
             let state = s.manifestIsCurrent ? "current" : "older than the files"
-            facts.append(("manifest", "saved \(HumanReadable.timestamp(saved)) (\(HumanReadable.relative(saved, to: now))), \(state)"))
+            // A save is never in the future: a later date is another machine's clock, or a cache clock an older version dated it by.
+            let when = saved > now ? "ahead of this machine's clock" : HumanReadable.relative(saved, to: now)
+            facts.append(("manifest", "saved \(HumanReadable.timestamp(saved)) (\(when)), \(state)"))
         } else {
             facts.append(("manifest", "none yet"))
         }

@@ -11,14 +11,14 @@ struct KacheCommand: ParsableCommand {
         discussion: """
         init creates a cache directory. inspect and verify only read: they take no lock and change nothing, so they work \
         while an application writes to the directory. get reads the entry's file the same way. \
-        set, rm, sweep and pop open the directory as a writer: they take its lock (and say who \
+        set, rm, sweep, push and pop open the directory as a writer: they take its lock (and say who \
         holds it when they can't) and, like any writer opening it, remove expired entries.
 
         \(ExitStatus.helpSection(ExitStatus.allCases))
         """,
         subcommands: [
             InitCommand.self, InspectCommand.self, VerifyCommand.self, GetCommand.self, SetCommand.self,
-            RemoveCommand.self, SweepCommand.self, PopCommand.self,
+            RemoveCommand.self, SweepCommand.self, PushCommand.self, PopCommand.self,
         ]
     )
 

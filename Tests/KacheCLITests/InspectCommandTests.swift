@@ -42,6 +42,21 @@ struct InspectJSON: Decodable {
         return result
     }
 
+    @Test func aSaveUnderACacheClockSetAheadIsDatedByTheMachinesClock() throws {
+        let fixture = CacheDirectoryFixture()
+        let before = Date()
+        // As W4d's simulated clock runs weeks ahead of the machine's.
+        _ = try Self.populate(fixture, now: before.addingTimeInterval(50 * 86400))
+        let after = Date()
+        let json = try KacheProcess.run(["inspect", fixture.path, "--json"])
+        #expect(json.status == 0, "\(json)")
+        let saved = try #require(try json.decoded(InspectJSON.self).summary.manifestSavedAt)
+        #expect(saved >= before.addingTimeInterval(-1) && saved <= after.addingTimeInterval(1), "saved \(saved), between \(before) and \(after)")
+        let text = try KacheProcess.run(["inspect", fixture.path])
+        let line = try #require(text.output.split(separator: "\n").first { $0.contains("manifest") && $0.contains("saved") })
+        #expect(line.contains(" ago)"), "\(line)")
+    }
+
     @Test func summaryNumbersMatchWhatWasStored() throws {
         let fixture = CacheDirectoryFixture()
         let (statistics, keySpaces, raw) = try Self.populate(fixture, now: Date())

@@ -126,8 +126,39 @@ import Testing
         try cache.close()
     }
 
+    @Test func pushAppendsToAQueueThatPopThenTakesInOrder() throws {
+        let fixture = CacheDirectoryFixture()
+        try fixture.fill { _ in }
+        let first = try KacheProcess.run(["push", fixture.path, "--queue", "jobs", "--capacity", "2", "--ttl", "10m"], input: Data("job-1".utf8))
+        #expect(first.status == 0, "\(first)")
+        #expect(first.output == "Pushed 5 B onto Queue \"jobs\" (1 of 2 items).\n")
+        let input = try fixture.scratchFile("job")
+        for index in 2 ... 3 {
+            try Data("job-\(index)".utf8).write(to: input)
+            let outcome = try KacheProcess.run(["push", fixture.path, "--queue", "jobs", "--ttl", "10m", "-i", input.path])
+            #expect(outcome.status == 0, "\(outcome)")
+        }
+        // A full Queue drops its oldest item.
+        let cache = try fixture.open()
+        let jobs = try cache.queue(named: "jobs", capacity: 2)
+        #expect(jobs.pop() == Data("job-2".utf8))
+        #expect(jobs.pop() == Data("job-3".utf8))
+        #expect(jobs.pop() == nil)
+        try cache.close()
+    }
+
+    @Test func pushToAQueueThatDoesNotExistNeedsACapacity() throws {
+        let fixture = CacheDirectoryFixture()
+        try fixture.fill { _ in }
+        let outcome = try KacheProcess.run(["push", fixture.path, "--queue", "jobs", "--ttl", "10m"], input: Data("job".utf8))
+        #expect(outcome.status == 3, "\(outcome)")
+        #expect(outcome.stderr.contains("give --capacity to create it"), "\(outcome)")
+        let summary = try KacheProcess.run(["inspect", fixture.path, "--json"]).decoded(InspectJSON.self).summary
+        #expect(summary.entries == 0)
+    }
+
     @Test func everyCommandHasHelpWithItsExitCodes() throws {
-        for command in ["inspect", "verify", "get", "set", "rm", "sweep", "pop"] {
+        for command in ["inspect", "verify", "get", "set", "rm", "sweep", "push", "pop"] {
             let outcome = try KacheProcess.run([command, "--help"])
             #expect(outcome.status == 0, "\(command): \(outcome)")
             #expect(outcome.output.contains("USAGE: kache \(command)"), "\(command): \(outcome)")

@@ -69,9 +69,11 @@ extension Kache {
         store.withLock { $0.releaseAllValues() }
     }
 
-    /// The index as the manifest lists it now (under the store's lock).
+    /// The index as the manifest lists it now (under the store's lock),
+    /// dated by the machine's clock, not the cache's: the date is for a
+    /// person (`kache inspect`), and a clock set ahead must not date a save in the future.
     func takeManifestSnapshot() -> ManifestSnapshot {
-        store.withLock { $0.manifestSnapshot(savedAt: clock.nanosecondsSince1970()) }
+        store.withLock { $0.manifestSnapshot(savedAt: Timestamp(Date())) }
     }
 
     /// Writes `snapshot` as the manifest, the checkpoint recovery replays

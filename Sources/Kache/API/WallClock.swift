@@ -75,11 +75,6 @@ public final class ManualClock: WallClock {
 }
 
 extension Timestamp {
-    init(_ date: Date) {
-        let nanos = date.timeIntervalSince1970 * 1e9
-        if nanos >= 9.2e18 { self = .max } else if nanos <= -9.2e18 { self = .min } else { self = Int64(nanos) }
-    }
-
     /// `self + nanoseconds`, saturating at `Int64.max` instead of overflowing.
     func adding(nanoseconds: Int64) -> Timestamp {
         let (sum, overflow) = addingReportingOverflow(nanoseconds)

@@ -84,7 +84,8 @@ package final class Reclaimer: Sendable {
     /// Writes the manifest as it is now; the dirty marker stays (only `save()` clears it).
     private func checkpoint() throws(StorageError) {
         try disk.withManifestWriter { () throws(StorageError) in
-            guard let (manifest, nextSequence) = index.checkpoint(savedAt: now()) else { return }
+            // Dated by the machine's clock, as `save()` dates it.
+            guard let (manifest, nextSequence) = index.checkpoint(savedAt: Timestamp(Date())) else { return }
             try files.writeCheckpoint(manifest, nextSequence: nextSequence)
         }
     }
