@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
     ],
     targets: [
         // The system LZ4 library, found through pkg-config (Debian: liblz4-dev).
@@ -67,8 +68,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // HTTP response caching for a URLSession-based client.
-        .target(name: "KacheHTTP", dependencies: ["Kache"]),
+        // HTTP response caching for a URLSession-based client or a gateway.
+        // Structured headers parse targeted fields such as CDN-Cache-Control (RFC 9213).
+        .target(
+            name: "KacheHTTP",
+            dependencies: ["Kache", .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers")]
+        ),
         // A RESP3 Redis Cluster client on SwiftNIO, and the tiered cache built on it.
         // Kache itself stays free of NIO: only this target imports it.
         .target(

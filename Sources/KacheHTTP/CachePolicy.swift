@@ -14,7 +14,46 @@ import Kache
 /// policy.shouldCache = { $0.host == "avatars.example.com" }
 /// let client = CachingClient(cache: cache, policy: policy)
 /// ```
+///
+/// A gateway or reverse proxy that serves many users from one cache starts
+/// from ``shared`` instead:
+///
+/// ```swift
+/// var policy = CachePolicy.shared
+/// policy.targetedCacheControlFields = ["CDN-Cache-Control"]   // obey it over Cache-Control
+/// ```
 public struct CachePolicy: Sendable {
+    /// Whose responses the cache holds (RFC 9111 section 1): one user's, or
+    /// many users'. A few rules differ between the two.
+    public enum Role: Sendable, Equatable {
+        /// One user's cache, in a client (the default). `s-maxage` and
+        /// `proxy-revalidate` are ignored, `private` responses are stored, and
+        /// requests with `Authorization` are cached like others.
+        case `private`
+        /// A cache that answers many users, in a gateway or reverse proxy.
+        /// `s-maxage` replaces `max-age` and `Expires` and forbids serving stale;
+        /// `proxy-revalidate` acts as `must-revalidate`; a `private` response is
+        /// not stored (with `private="field"`, it is stored without those fields);
+        /// a request with `Authorization` is answered from and stored in the cache
+        /// only when the response says `public`, `must-revalidate` or `s-maxage`.
+        case shared
+    }
+
+    /// A policy for a shared cache (``Role/shared``), every other setting at its default.
+    ///
+    /// ```swift
+    /// let client = CachingClient(cache: cache, transport: upstream, policy: .shared)
+    /// ```
+    public static let shared = CachePolicy(role: .shared)
+
+    /// Whose responses the cache holds (default ``Role/private``).
+    public var role: Role
+    /// Targeted cache-control fields this cache obeys (RFC 9213), in priority
+    /// order, such as `["CDN-Cache-Control"]` (default: none). The first of them
+    /// that a response carries with a valid structured-dictionary value replaces
+    /// its `Cache-Control` and `Expires` for every decision of this cache; an
+    /// invalid one is ignored, as if absent. The fields are stored and passed on unchanged.
+    public var targetedCacheControlFields: [String]
     /// When the server's freshness headers are missing, a response may be
     /// given a freshness lifetime from its `Last-Modified` (RFC 9111 section 4.2.2).
     public enum HeuristicFreshness: Sendable, Equatable {
@@ -78,6 +117,8 @@ public struct CachePolicy: Sendable {
 
     /// Creates a policy; every argument has a default.
     public init(
+        role: Role = .private,
+        targetedCacheControlFields: [String] = [],
         fixedTTL: Duration? = nil,
         maximumTTL: Duration? = nil,
         pool: Kache.Pool? = nil,
@@ -87,6 +128,8 @@ public struct CachePolicy: Sendable {
         staleIfError: StaleIfError = .asResponseAllows,
         revalidationWindow: Duration = .seconds(7 * 86_400)
     ) {
+        self.role = role
+        self.targetedCacheControlFields = targetedCacheControlFields
         self.fixedTTL = fixedTTL
         self.maximumTTL = maximumTTL
         self.pool = pool
@@ -95,6 +138,42 @@ public struct CachePolicy: Sendable {
         self.heuristicFreshness = heuristicFreshness
         self.staleIfError = staleIfError
         self.revalidationWindow = revalidationWindow
+    }
+
+    // MARK: - The directives this cache obeys
+
+    /// A response's directives as stated for this cache: those of the first
+    /// targeted field (``targetedCacheControlFields``) that is present and
+    /// valid, else those of `Cache-Control`.
+    func statedDirectives(_ headers: HeaderFields) -> CacheControl {
+        for name in targetedCacheControlFields {
+            if let value = headers[name], let directives = CacheControl(targetedField: value) { return directives }
+        }
+        return CacheControl(headers["Cache-Control"])
+    }
+
+    /// A response's directives as this cache acts on them. For a shared cache,
+    /// `s-maxage` takes the place of `max-age` and (like `proxy-revalidate`)
+    /// sets `must-revalidate` (RFC 9111 sections 5.2.2.8 and 5.2.2.10); a
+    /// private cache takes the stated directives as they are.
+    func responseDirectives(_ headers: HeaderFields) -> CacheControl {
+        var directives = statedDirectives(headers)
+        guard role == .shared else { return directives }
+        if let sharedMaxAge = directives.sharedMaxAge {
+            directives.maxAge = sharedMaxAge
+            directives.mustRevalidate = true
+        }
+        if directives.proxyRevalidate { directives.mustRevalidate = true }
+        return directives
+    }
+
+    /// Whether a response to a request with `Authorization` may be stored and
+    /// reused by this cache (RFC 9111 section 3.5): always by a private cache;
+    /// by a shared one only when the response says `public`, `must-revalidate` or `s-maxage`.
+    func mayShareAuthorizedResponse(_ headers: HeaderFields) -> Bool {
+        guard role == .shared else { return true }
+        let stated = statedDirectives(headers)
+        return stated.isPublic || stated.mustRevalidate || stated.sharedMaxAge != nil
     }
 
     /// Seconds after going stale during which a response with these directives

@@ -39,7 +39,7 @@ struct CachedResponse: Sendable, Equatable {
         key: String, url: URL, status: Int, headers: HeaderFields, body: Data,
         requestTime: Date, responseTime: Date, policy: CachePolicy, parts: RangeParts? = nil
     ) {
-        let directives = CacheControl(headers["Cache-Control"])
+        let directives = policy.responseDirectives(headers)
         let initialAge = Freshness.correctedInitialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
         let lifetime = Freshness.lifetime(status: status, headers: headers, directives: directives, responseTime: responseTime, policy: policy)
         let freshUntil = responseTime.addingTimeInterval(lifetime - initialAge)
@@ -68,8 +68,8 @@ struct CachedResponse: Sendable, Equatable {
 
     // MARK: - Freshness
 
-    /// The response's `Cache-Control` directives.
-    var directives: CacheControl { CacheControl(headers["Cache-Control"]) }
+    /// The response's directives as a cache with `policy` acts on them.
+    func directives(_ policy: CachePolicy) -> CacheControl { policy.responseDirectives(headers) }
 
     /// Whether a conditional request can revalidate it (it has an `ETag` or a `Last-Modified`).
     var hasValidator: Bool { headers["ETag"] != nil || headers["Last-Modified"] != nil }
@@ -80,22 +80,22 @@ struct CachedResponse: Sendable, Equatable {
     }
 
     /// Whether it may be used at `now` without asking the server.
-    func isFresh(at now: Date) -> Bool {
-        now < freshUntil && !directives.noCache
+    func isFresh(at now: Date, policy: CachePolicy) -> Bool {
+        now < freshUntil && !directives(policy).noCache
     }
 
     /// Whether it may stand in for a failed request at `now` (`stale-if-error`).
     func canServeStale(at now: Date, policy: CachePolicy) -> Bool {
-        guard let window = policy.staleIfErrorWindow(directives) else { return false }
+        guard let window = policy.staleIfErrorWindow(directives(policy)) else { return false }
         return now.timeIntervalSince(freshUntil) <= window
     }
 
     /// Whether, stale at `now`, it may still be returned at once while it is
     /// revalidated in the background (RFC 5861 `stale-while-revalidate`): within
     /// its window, and unless `must-revalidate` or `no-cache` forbid serving it stale.
-    func canServeWhileRevalidating(at now: Date) -> Bool {
-        let directives = directives
-        guard let window = directives.staleWhileRevalidate, !directives.mustRevalidate, !directives.noCache, now >= freshUntil
+    func canServeWhileRevalidating(at now: Date, policy: CachePolicy) -> Bool {
+        let stated = directives(policy)
+        guard let window = stated.staleWhileRevalidate, !stated.mustRevalidate, !stated.noCache, now >= freshUntil
         else { return false }
         return now.timeIntervalSince(freshUntil) <= TimeInterval(window)
     }
@@ -106,7 +106,8 @@ struct CachedResponse: Sendable, Equatable {
     /// policy's revalidation window. Nil when it is useless from now on.
     func retention(at now: Date, policy: CachePolicy) -> Duration? {
         let fresh = max(0, freshUntil.timeIntervalSince(now))
-        var stale = max(policy.staleIfErrorWindow(directives) ?? 0, TimeInterval(directives.staleWhileRevalidate ?? 0))
+        let stated = directives(policy)
+        var stale = max(policy.staleIfErrorWindow(stated) ?? 0, TimeInterval(stated.staleWhileRevalidate ?? 0))
         if hasValidator { stale = max(stale, policy.revalidationWindow.seconds) }
         let total = fresh + stale
         guard total > 0 else { return nil }
@@ -174,22 +175,29 @@ struct CachedResponse: Sendable, Equatable {
 
     // MARK: - Storage rules
 
-    /// Whether a response may be stored at all (RFC 9111 section 3, for a
-    /// private cache): neither the request nor the response says `no-store`,
-    /// its status is final (not `1xx`; a `304` only refreshes, a `206` is stored
-    /// as a part, see ``RangeParts``), and it either states its own lifetime
-    /// (`max-age` or `Expires`), is marked `public` or `private`, or has a status
-    /// the policy lists as heuristically cacheable.
-    static func isStorable(status: Int, headers: HeaderFields, request: CacheControl, policy: CachePolicy) -> Bool {
-        status != 206 && mayStore(status: status, headers: headers, request: request, policy: policy)
+    /// Whether a response may be stored at all (RFC 9111 section 3): neither
+    /// the request nor the response says `no-store`, its status is final (not
+    /// `1xx`; a `304` only refreshes, a `206` is stored as a part, see
+    /// ``RangeParts``), and it either states its own lifetime (`max-age` or
+    /// `Expires`; for a shared cache also `s-maxage`), is marked `public` (or,
+    /// for a private cache, `private`), or has a status the policy lists as
+    /// heuristically cacheable.
+    ///
+    /// A shared cache also refuses a response marked plain `private`, and the
+    /// response to a request with `Authorization` (`authorized`) unless the
+    /// response allows sharing it (RFC 9111 section 3.5).
+    static func isStorable(status: Int, headers: HeaderFields, request: CacheControl, authorized: Bool = false, policy: CachePolicy) -> Bool {
+        status != 206 && mayStore(status: status, headers: headers, request: request, authorized: authorized, policy: policy)
     }
 
     /// Whether a `206` may be kept as a part: as any response, and only with a
     /// known complete length and no `Content-Encoding` (the transport decoded
     /// it, so its bytes are no longer those the offsets count).
-    static func isStorablePart(headers: HeaderFields, contentRange: ContentRange, request: CacheControl, policy: CachePolicy) -> Bool {
+    static func isStorablePart(
+        headers: HeaderFields, contentRange: ContentRange, request: CacheControl, authorized: Bool = false, policy: CachePolicy
+    ) -> Bool {
         contentRange.completeLength != nil && headers["Content-Encoding"] == nil
-            && mayStore(status: 206, headers: headers, request: request, policy: policy)
+            && mayStore(status: 206, headers: headers, request: request, authorized: authorized, policy: policy)
     }
 
     /// The final status codes HTTP defines (RFC 9110 section 15), whose
@@ -201,13 +209,40 @@ struct CachedResponse: Sendable, Equatable {
         500, 501, 502, 503, 504, 505,
     ]
 
-    private static func mayStore(status: Int, headers: HeaderFields, request: CacheControl, policy: CachePolicy) -> Bool {
-        let response = CacheControl(headers["Cache-Control"])
+    private static func mayStore(status: Int, headers: HeaderFields, request: CacheControl, authorized: Bool, policy: CachePolicy) -> Bool {
+        let response = policy.responseDirectives(headers)
         // With `must-understand`, an understood status overrides `no-store`, and any other is not stored.
         let refused = response.mustUnderstand ? !understoodStatusCodes.contains(status) : response.noStore
         guard !refused, !request.noStore, status >= 200, status != 304 else { return false }
-        return Freshness.hasExplicitLifetime(headers: headers, directives: response) || response.isPublic || response.isPrivate
-            || policy.heuristicallyCacheableStatusCodes.contains(status)
+        let shared = policy.role == .shared
+        if shared {
+            guard !response.isPrivate || response.privateFields != nil else { return false }
+            guard !authorized || policy.mayShareAuthorizedResponse(headers) else { return false }
+        }
+        return Freshness.hasExplicitLifetime(headers: headers, directives: response) || response.isPublic
+            || response.isPrivate && !shared || policy.heuristicallyCacheableStatusCodes.contains(status)
+    }
+
+    /// The fields a shared cache's own decisions read: a `private="…"` that
+    /// names one of them can't be honoured by leaving the field out, so the
+    /// response is not stored at all.
+    private static let fieldsCachingReads: Set<String> = [
+        "cache-control", "expires", "date", "age", "last-modified", "etag", "vary",
+        "content-length", "content-range", "content-encoding",
+    ]
+
+    /// The record as a cache with `policy` stores it. A shared cache leaves out
+    /// the fields a qualified `private="Set-Cookie"` names (RFC 9111 section
+    /// 5.2.2.7: it must not store them, and may store the rest); nil when that
+    /// directive names a field the cache's own decisions read, and the response
+    /// is then not stored. A private cache stores the record as it is.
+    func storedForm(policy: CachePolicy) -> CachedResponse? {
+        guard policy.role == .shared, let names = directives(policy).privateFields else { return self }
+        let targeted = Set(policy.targetedCacheControlFields.map { $0.lowercased() })
+        guard names.allSatisfy({ !CachedResponse.fieldsCachingReads.contains($0) && !targeted.contains($0) }) else { return nil }
+        var stored = self
+        for name in names { stored.headers[name] = nil }
+        return stored
     }
 
     /// Whether the parts in `stored` and a new part with `headers` are of the

@@ -6,7 +6,8 @@ import FoundationNetworking
 #endif
 
 /// An HTTP client that answers GET requests from a ``Kache`` when it may,
-/// following the caching rules of RFC 9111 for a private cache.
+/// following the caching rules of RFC 9111 for a private cache or, with
+/// ``CachePolicy/shared``, for a shared one (a gateway's or a reverse proxy's).
 ///
 /// A fresh stored response is returned without touching the network; a stale
 /// one with an `ETag` or `Last-Modified` is revalidated with a conditional
@@ -165,8 +166,12 @@ public final class CachingClient: Sendable {
             guard let single = ByteRange(field) else { return try await passThrough(request, method: method) }
             range = single
         }
-        let exchange = Exchange(request: request, primary: primary, value: fieldValues(of: request), directives: requestDirectives, range: range)
-        let found = await store.lookup(primary, value: exchange.value)
+        let value = fieldValues(of: request)
+        let exchange = Exchange(
+            request: request, primary: primary, value: value, directives: requestDirectives, range: range,
+            authorized: value("Authorization") != nil
+        )
+        let found = shareable(await store.lookup(primary, value: exchange.value), with: exchange)
         let now = cache.configuration.clock.now()
 
         if let stored = found.response, isUsable(stored, for: exchange, at: now) {
@@ -180,12 +185,13 @@ public final class CachingClient: Sendable {
                 return Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache)
             }
         }
-        if let range, let parts = await store.lookup(primary.partsKey, value: { _ in nil }).response, isUsable(parts, for: exchange, at: now),
+        if let range, let parts = shareable(await store.lookup(primary.partsKey, value: { _ in nil }), with: exchange).response,
+           isUsable(parts, for: exchange, at: now),
            let part = parts.partialResponse(for: range, at: now) {
             count { $0.freshHits += 1; $0.bytesSaved += UInt64(part.data.count) }
             return Response(data: part.data, response: part.response, source: .cache)
         }
-        if range == nil, let stored = found.response, stored.canServeWhileRevalidating(at: now),
+        if range == nil, let stored = found.response, stored.canServeWhileRevalidating(at: now, policy: policy),
            !requestDirectives.noCache, requestDirectives.maxAge == nil, requestDirectives.minFresh == nil {
             revalidateInBackground(exchange, found: found)
             count { $0.staleWhileRevalidating += 1; $0.bytesSaved += UInt64(stored.body.count) }
@@ -232,6 +238,17 @@ public final class CachingClient: Sendable {
         var value: @Sendable (String) -> String?
         var directives: CacheControl
         var range: ByteRange?
+        /// Whether the request carries `Authorization` (its own, or the transport's).
+        var authorized: Bool
+    }
+
+    /// `found` as `exchange` may use it: a shared cache forgets a response to
+    /// be shared with a request that carries `Authorization` unless the response
+    /// allows it (RFC 9111 section 3.5), so the request goes to the network
+    /// unconditionally and nothing stored stands in for an error.
+    private func shareable(_ found: ResponseStore.Lookup, with exchange: Exchange) -> ResponseStore.Lookup {
+        guard exchange.authorized, let stored = found.response, !policy.mayShareAuthorizedResponse(stored.headers) else { return found }
+        return ResponseStore.Lookup(key: found.key, response: nil)
     }
 
     /// Whether `stored` may answer `exchange` at `now` without a request: fresh,
@@ -247,7 +264,7 @@ public final class CachingClient: Sendable {
     }
 
     private func isUsable(_ stored: CachedResponse, directives request: CacheControl, at now: Date) -> Bool {
-        let response = stored.directives
+        let response = stored.directives(policy)
         guard !request.noCache, !response.noCache else { return false }
         let remaining = stored.freshUntil.timeIntervalSince(now)
         if let minFresh = request.minFresh, remaining < TimeInterval(minFresh) { return false }
@@ -263,7 +280,8 @@ public final class CachingClient: Sendable {
     private func headFromStoredGET(_ request: URLRequest, directives: CacheControl) async -> Response? {
         guard let url = request.url, policy.shouldCache(url), !CachingClient.isConditional(request), !directives.noStore,
               request.value(forHTTPHeaderField: "Range") == nil, let primary = CacheKey(method: "GET", url: url),
-              let stored = await store.lookup(primary, value: fieldValues(of: request)).response
+              let stored = await store.lookup(primary, value: fieldValues(of: request)).response,
+              fieldValues(of: request)("Authorization") == nil || policy.mayShareAuthorizedResponse(stored.headers)
         else { return nil }
         let now = cache.configuration.clock.now()
         guard isUsable(stored, directives: directives, at: now) else { return nil }
@@ -434,7 +452,10 @@ public final class CachingClient: Sendable {
     /// Stores `record` if the rules allow it, else removes what was stored
     /// for the request, so that an outdated response is never served again.
     private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date) async {
-        guard CachedResponse.isStorable(status: record.status, headers: record.headers, request: exchange.directives, policy: policy),
+        guard CachedResponse.isStorable(
+                  status: record.status, headers: record.headers, request: exchange.directives, authorized: exchange.authorized, policy: policy
+              ),
+              let record = record.storedForm(policy: policy),
               let fields = CacheKey.varyingFields(record.headers["Vary"])
         else {
             if found.response != nil { await store.remove(found.key) }
@@ -460,7 +481,9 @@ public final class CachingClient: Sendable {
         let partsKey = exchange.primary.partsKey
         guard let field = headers["Content-Range"], let contentRange = ContentRange(field), let length = contentRange.completeLength,
               contentRange.range.count == data.count, headers["Vary"] == nil,
-              CachedResponse.isStorablePart(headers: headers, contentRange: contentRange, request: exchange.directives, policy: policy)
+              CachedResponse.isStorablePart(
+                  headers: headers, contentRange: contentRange, request: exchange.directives, authorized: exchange.authorized, policy: policy
+              )
         else { return }
         let stored = await store.lookup(partsKey, value: { _ in nil }).response
         var parts = RangeParts(completeLength: length, offset: contentRange.range.lowerBound, bytes: data)
@@ -483,10 +506,13 @@ public final class CachingClient: Sendable {
             await store.remove(partsKey)
             return
         }
-        let record = CachedResponse(
+        guard let record = CachedResponse(
             key: partsKey.full, url: url, status: 206, headers: partHeaders, body: Data(),
             requestTime: requestTime, responseTime: responseTime, policy: policy, parts: parts
-        )
+        ).storedForm(policy: policy) else {
+            await store.remove(partsKey)
+            return
+        }
         do {
             if try await store.save(record, primary: partsKey, varyingFields: [], value: { _ in nil }, now: responseTime, policy: policy) {
                 count { $0.stores += 1 }
@@ -507,10 +533,13 @@ public final class CachingClient: Sendable {
         guard let url = request.url, let location = headers["Content-Location"],
               let resolved = URL(string: location.trimmingHTTPWhitespace, relativeTo: url)?.absoluteURL,
               let primary = CacheKey(method: "GET", url: url), CacheKey(method: "GET", url: resolved) == primary,
-              Freshness.hasExplicitLifetime(headers: headers, directives: CacheControl(headers["Cache-Control"]))
+              Freshness.hasExplicitLifetime(headers: headers, directives: policy.responseDirectives(headers))
         else { return }
         let directives = CacheControl(request.value(forHTTPHeaderField: "Cache-Control"))
-        let exchange = Exchange(request: request, primary: primary, value: fieldValues(of: request), directives: directives, range: nil)
+        let value = fieldValues(of: request)
+        let exchange = Exchange(
+            request: request, primary: primary, value: value, directives: directives, range: nil, authorized: value("Authorization") != nil
+        )
         let record = CachedResponse(
             key: primary.full, url: url, status: response.statusCode, headers: headers, body: data,
             requestTime: requestTime, responseTime: responseTime, policy: policy

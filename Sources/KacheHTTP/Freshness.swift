@@ -1,17 +1,18 @@
 import Foundation
 
 /// How long a response stays fresh and how old it already is when it
-/// arrives: RFC 9111 sections 4.2.1 to 4.2.3, in the simple form a private
-/// client cache needs.
+/// arrives: RFC 9111 sections 4.2.1 to 4.2.3, in the simple form.
 enum Freshness {
-    /// The freshness lifetime in seconds (RFC 9111 section 4.2.1), for a private cache:
+    /// The freshness lifetime in seconds (RFC 9111 section 4.2.1), from the
+    /// directives the cache acts on (``CachePolicy/responseDirectives(_:)``):
     ///
     /// 1. `no-cache`: 0 (every use is revalidated);
     /// 2. the policy's fixed TTL, when it has one;
-    /// 3. `max-age` (`s-maxage` is for shared caches and ignored);
+    /// 3. `max-age` (for a shared cache, `s-maxage` when present);
     /// 4. `Expires` minus `Date` (the response time stands in for a missing
     ///    `Date`; an `Expires` that is not exactly one valid HTTP date, two
-    ///    `Expires` lines included, means "already expired");
+    ///    `Expires` lines included, means "already expired"), unless the
+    ///    directives come from a targeted field, which overrides `Expires`;
     /// 5. the policy's heuristic from `Last-Modified` (RFC 9111 section 4.2.2),
     ///    only for a status code the policy lists as heuristically cacheable or a
     ///    response marked `public`;
@@ -28,7 +29,7 @@ enum Freshness {
             lifetime = fixed.seconds
         } else if let maxAge = directives.maxAge {
             lifetime = TimeInterval(maxAge)
-        } else if let expires = headers["Expires"] {
+        } else if !directives.isTargeted, let expires = headers["Expires"] {
             lifetime = HTTPDate.parse(expires, now: responseTime).map { max(0, $0.timeIntervalSince(dateValue)) } ?? 0
         } else if case let .fractionOfAge(fraction, limit) = policy.heuristicFreshness,
                   policy.heuristicallyCacheableStatusCodes.contains(status) || directives.isPublic,
@@ -41,11 +42,12 @@ enum Freshness {
         return min(lifetime, max(0, maximum.seconds))
     }
 
-    /// Whether the response states its own lifetime (`max-age` or `Expires`,
+    /// Whether the response states its own lifetime (`max-age`, for a shared
+    /// cache `s-maxage`, or `Expires` unless a targeted field overrides it;
     /// valid or not): only then may a status code outside the heuristically
     /// cacheable ones be stored (RFC 9111 section 3).
     static func hasExplicitLifetime(headers: HeaderFields, directives: CacheControl) -> Bool {
-        directives.maxAge != nil || headers["Expires"] != nil
+        directives.maxAge != nil || !directives.isTargeted && headers["Expires"] != nil
     }
 
     /// The `Age` field in seconds (RFC 9111 section 5.1): its first member

@@ -13,6 +13,18 @@ import Testing
         #expect(policy.fixedTTL == nil)
         #expect(policy.maximumTTL == nil)
         #expect(policy.pool == nil)
+        #expect(policy.role == .private)
+        #expect(policy.targetedCacheControlFields.isEmpty)
+    }
+
+    @Test func theSharedPolicyDiffersFromTheDefaultInItsRoleAlone() {
+        let shared = CachePolicy.shared
+        #expect(shared.role == .shared)
+        #expect(shared.targetedCacheControlFields.isEmpty)
+        #expect(shared.heuristicallyCacheableStatusCodes == CachePolicy().heuristicallyCacheableStatusCodes)
+        #expect(shared.heuristicFreshness == .browserDefault)
+        #expect(shared.staleIfError == .asResponseAllows)
+        #expect(shared.fixedTTL == nil && shared.maximumTTL == nil && shared.pool == nil)
     }
 
     @Test func aFixedTTLReplacesTheHeadersButNotNoStore() async throws {

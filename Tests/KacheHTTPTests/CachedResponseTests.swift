@@ -17,8 +17,8 @@ import Testing
         let stored = response([("Cache-Control", "max-age=100"), ("Age", "30")])
         #expect(stored.initialAge == 31)  // Age 30 + 1 s response delay
         #expect(stored.freshUntil == arrival.addingTimeInterval(69))
-        #expect(stored.isFresh(at: arrival.addingTimeInterval(68)))
-        #expect(!stored.isFresh(at: arrival.addingTimeInterval(69)))
+        #expect(stored.isFresh(at: arrival.addingTimeInterval(68), policy: CachePolicy()))
+        #expect(!stored.isFresh(at: arrival.addingTimeInterval(69), policy: CachePolicy()))
         #expect(stored.age(at: arrival.addingTimeInterval(10)) == 41)
         #expect(stored.httpResponse(at: arrival.addingTimeInterval(10)).value(forHTTPHeaderField: "Age") == "41")
     }
@@ -100,16 +100,61 @@ import Testing
         #expect(!storable(206, [("Cache-Control", "max-age=60")]))
     }
 
+    /// RFC 9111 sections 3 and 3.5 for a shared cache, each beside the private answer.
+    @Test func aSharedCacheRefusesPrivateAndUnsharedAuthorizedResponses() {
+        func storable(_ pairs: [(String, String)], status: Int = 200, authorized: Bool = false, policy: CachePolicy) -> Bool {
+            CachedResponse.isStorable(
+                status: status, headers: HeaderFields(pairs.map { (name: $0.0, value: $0.1) }), request: CacheControl(nil),
+                authorized: authorized, policy: policy
+            )
+        }
+        let plainPrivate = [("Cache-Control", "private, max-age=60")]
+        #expect(storable(plainPrivate, policy: CachePolicy()))
+        #expect(!storable(plainPrivate, policy: .shared))
+        #expect(storable([("Cache-Control", #"private="X-User", max-age=60"#)], policy: .shared))
+        // private is a reason to store a 201 for a private cache only; s-maxage for a shared one only.
+        #expect(storable([("Cache-Control", "private")], status: 201, policy: CachePolicy()))
+        #expect(!storable([("Cache-Control", #"private="X-User""#)], status: 201, policy: .shared))
+        #expect(storable([("Cache-Control", "s-maxage=60")], status: 201, policy: .shared))
+        #expect(!storable([("Cache-Control", "s-maxage=60")], status: 201, policy: CachePolicy()))
+
+        let fresh = [("Cache-Control", "max-age=60")]
+        #expect(storable(fresh, authorized: true, policy: CachePolicy()))
+        #expect(!storable(fresh, authorized: true, policy: .shared))
+        #expect(storable(fresh, authorized: false, policy: .shared))
+        for allowing in ["public", "must-revalidate, max-age=60", "s-maxage=60"] {
+            #expect(storable([("Cache-Control", allowing)], authorized: true, policy: .shared), "\(allowing)")
+        }
+        #expect(!storable([("Cache-Control", "proxy-revalidate, max-age=60")], authorized: true, policy: .shared))
+    }
+
+    @Test func aSharedCopyLeavesOutTheFieldsAQualifiedPrivateNames() throws {
+        let record = CachedResponse(
+            key: "GET http://127.0.0.1/p", url: URL(string: "http://127.0.0.1/p")!, status: 200,
+            headers: HeaderFields([
+                (name: "Cache-Control", value: #"private="x-user, Set-Cookie", max-age=60"#),
+                (name: "X-User", value: "alice"), (name: "set-cookie", value: "s=1"), (name: "X-Public", value: "yes"),
+            ]),
+            body: Data(), requestTime: arrival, responseTime: arrival, policy: .shared
+        )
+        #expect(record.storedForm(policy: CachePolicy()) == record)
+        let shared = try #require(record.storedForm(policy: .shared))
+        #expect(shared.headers["X-User"] == nil)
+        #expect(shared.headers["Set-Cookie"] == nil)
+        #expect(shared.headers["X-Public"] == "yes")
+        #expect(shared.freshUntil == record.freshUntil)
+    }
+
     /// RFC 9111 section 5.1: an invalid `Age` is ignored, so the response is
     /// as fresh as it would be without one (the conformance suite's
     /// `age-parse-nonnumeric`, `-negative` and `-float`). A valid first member still counts.
     @Test func anInvalidAgeIsIgnored() {
         for invalid in ["old, 0", "-7200", "7200.0"] {
             let stored = response([("Cache-Control", "max-age=3600"), ("Age", invalid)])
-            #expect(stored.isFresh(at: arrival.addingTimeInterval(3500)), "\(invalid)")
-            #expect(!stored.isFresh(at: arrival.addingTimeInterval(3601)), "\(invalid)")
+            #expect(stored.isFresh(at: arrival.addingTimeInterval(3500), policy: CachePolicy()), "\(invalid)")
+            #expect(!stored.isFresh(at: arrival.addingTimeInterval(3601), policy: CachePolicy()), "\(invalid)")
         }
-        #expect(!response([("Cache-Control", "max-age=3600"), ("Age", "3500, old")]).isFresh(at: arrival.addingTimeInterval(200)))
+        #expect(!response([("Cache-Control", "max-age=3600"), ("Age", "3500, old")]).isFresh(at: arrival.addingTimeInterval(200), policy: CachePolicy()))
     }
 }
 

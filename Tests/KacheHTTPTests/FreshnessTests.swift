@@ -11,7 +11,7 @@ import Testing
     func lifetime(_ pairs: [(String, String)], status: Int = 200, policy: CachePolicy = CachePolicy()) -> TimeInterval {
         let headers = fields(pairs)
         return Freshness.lifetime(
-            status: status, headers: headers, directives: CacheControl(headers["Cache-Control"]), responseTime: arrival, policy: policy
+            status: status, headers: headers, directives: policy.responseDirectives(headers), responseTime: arrival, policy: policy
         )
     }
 
@@ -84,6 +84,29 @@ import Testing
         #expect(Freshness.correctedInitialAge(headers: fields([("Date", date(-30)), ("Age", "50")]), requestTime: sent, responseTime: arrival) == 52)
         // A Date in the future is no negative age; a bad Age adds nothing (it makes the response stale instead).
         #expect(Freshness.correctedInitialAge(headers: fields([("Date", date(100)), ("Age", "x")]), requestTime: arrival, responseTime: arrival) == 0)
+    }
+
+    @Test func sharedMaxAgeReplacesMaxAgeAndExpiresForASharedCacheOnly() {
+        let both = [("Cache-Control", "max-age=600, s-maxage=30"), ("Date", date(0)), ("Expires", date(900))]
+        #expect(lifetime(both, policy: .shared) == 30)
+        #expect(lifetime(both) == 600)
+        let withExpires = [("Cache-Control", "s-maxage=30"), ("Date", date(0)), ("Expires", date(900))]
+        #expect(lifetime(withExpires, policy: .shared) == 30)
+        #expect(lifetime(withExpires) == 900)
+    }
+
+    @Test func aTargetedFieldReplacesCacheControlAndExpires() {
+        var policy = CachePolicy.shared
+        policy.targetedCacheControlFields = ["Acme-Cache-Control", "CDN-Cache-Control"]
+        let pairs = [("Cache-Control", "max-age=10"), ("CDN-Cache-Control", "max-age=60"), ("Date", date(0)), ("Expires", date(900))]
+        #expect(lifetime(pairs, policy: policy) == 60)
+        #expect(lifetime(pairs, policy: .shared) == 10)
+        // The first field of the list that is present and valid wins.
+        #expect(lifetime(pairs + [("Acme-Cache-Control", "max-age=5")], policy: policy) == 5)
+        #expect(lifetime(pairs + [("Acme-Cache-Control", "max-age=5, %%")], policy: policy) == 60)
+        // Without max-age in it, Expires does not count either: the heuristic (or nothing) decides.
+        #expect(lifetime([("CDN-Cache-Control", "public"), ("Date", date(0)), ("Expires", date(900))], policy: policy) == 0)
+        #expect(lifetime([("CDN-Cache-Control", "public"), ("Date", date(0)), ("Last-Modified", date(-1000))], policy: policy) == 100)
     }
 }
 

@@ -48,7 +48,7 @@ import FoundationNetworking
             "Accept": "text/html,application/json", "Accept-Language": "fr;q=0.8, en-GB, de;q=0.8", "Accept-Encoding": "gzip, br",
         ])
         let same = try await f.get(path, fields: [
-            "Accept": "  text/html ,  application/json ", "Accept-Language": "EN-gb,de;q=0.8 ,FR;q=0.80", "Accept-Encoding": "br,GZIP, gzip;q=0.5, identity;q=0",
+            "Accept": "  text/html ,  application/json ", "Accept-Language": "FR;q=0.80,EN-gb, de ; Q=0.8 ", "Accept-Encoding": "GZIP;q=1.0 ,br",
         ])
         #expect(same.source == .cache)
         let otherPreference = try await f.get(path, fields: [
@@ -60,6 +60,24 @@ import FoundationNetworking
         ])
         #expect(otherCodings.source == .network)
         #expect(try await f.server.requestCount("/r/vary-normal") == 3)
+    }
+
+    /// Equal weights keep their order (RFC 9110 section 12.5.4: some servers
+    /// prefer the first), so `de, en` is not answered with the `en, de` response;
+    /// weights written another way, or listed in another order, are.
+    @Test func acceptLanguageMatchesByWeightButKeepsTheOrderOfEqualWeights() async throws {
+        let f = try HTTPFixture()
+        defer { f.stop() }
+        let path = "/r/vary-q?cc=max-age%3D60&vary=Accept-Language&echo=Accept-Language"
+        _ = try await f.get(path, fields: ["Accept-Language": "en, de;q=0.5"])
+        let reordered = try await f.get(path, fields: ["Accept-Language": "DE;q=0.50, en;q=1"])
+        #expect(reordered.source == .cache)
+        #expect(HTTPFixture.text(reordered).contains("accept-language=en, de;q=0.5"))
+        #expect(try await f.get(path, fields: ["Accept-Language": "de, en;q=0.5"]).source == .network)
+        _ = try await f.get(path, fields: ["Accept-Language": "en, de"])
+        #expect(try await f.get(path, fields: ["Accept-Language": "de, en"]).source == .network)
+        #expect(try await f.get(path, fields: ["Accept-Language": "en,de"]).source == .cache)
+        #expect(try await f.server.requestCount("/r/vary-q") == 4)
     }
 
     @Test func repeatedRequestFieldsAreCombinedBeforeComparing() async throws {
