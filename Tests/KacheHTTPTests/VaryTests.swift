@@ -62,10 +62,9 @@ import FoundationNetworking
         #expect(try await f.server.requestCount("/r/vary-normal") == 3)
     }
 
-    /// Equal weights keep their order (RFC 9110 section 12.5.4: some servers
-    /// prefer the first), so `de, en` is not answered with the `en, de` response;
-    /// weights written another way, or listed in another order, are.
-    @Test func acceptLanguageMatchesByWeightButKeepsTheOrderOfEqualWeights() async throws {
+    /// Weights written another way, members listed in another order and equal
+    /// weights in any order select the same response; a different preference does not.
+    @Test func acceptLanguageMatchesByWeightAndEqualWeightsInAnyOrder() async throws {
         let f = try HTTPFixture()
         defer { f.stop() }
         let path = "/r/vary-q?cc=max-age%3D60&vary=Accept-Language&echo=Accept-Language"
@@ -75,9 +74,9 @@ import FoundationNetworking
         #expect(HTTPFixture.text(reordered).contains("accept-language=en, de;q=0.5"))
         #expect(try await f.get(path, fields: ["Accept-Language": "de, en;q=0.5"]).source == .network)
         _ = try await f.get(path, fields: ["Accept-Language": "en, de"])
-        #expect(try await f.get(path, fields: ["Accept-Language": "de, en"]).source == .network)
+        #expect(try await f.get(path, fields: ["Accept-Language": "de, en"]).source == .cache)
         #expect(try await f.get(path, fields: ["Accept-Language": "en,de"]).source == .cache)
-        #expect(try await f.server.requestCount("/r/vary-q") == 4)
+        #expect(try await f.server.requestCount("/r/vary-q") == 3)
     }
 
     @Test func repeatedRequestFieldsAreCombinedBeforeComparing() async throws {
