@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KacheCrashHarness
 import KacheTestSupport
+@testable import Kache
 
 /// Issue 36: a power cut at random moments, on a file system that loses what
 /// was not flushed (Tests/PowerCut/powercutfs.c), loses nothing a durability
@@ -40,5 +41,29 @@ struct PowerCutTests {
         #expect(figures.kills == cuts)
         #expect(figures.lost == 0)
         #expect(figures.acknowledged > cuts && figures.valuesFound > 0)
+    }
+
+    /// Found by the campaign's first cut (seed 36002): in `fsync` durability a
+    /// directory the cache had just created lost every acknowledged value,
+    /// because nothing flushed the folder entries made at open (the directory
+    /// in its parent, `segments/` and the others in it).
+    @Test(arguments: [100, 2 << 20])
+    func anFsyncSetInAFreshDirectorySurvivesAPowerCut(valueSize: Int) throws {
+        let fs = try PowerCutFileSystem.mounted()
+        let directory = fs.url.appendingPathComponent("parent/cache")
+        try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: false)
+        try fs.sync()
+        let value = Data((0 ..< valueSize).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let cache = try Kache(directory: directory, configuration: Kache.Configuration(durability: .fsync))
+        try cache.set(value, forKey: "key")
+        try cache.pool(named: "pool", capacity: 4).set(value, forKey: "key")
+        cache.abandonForTesting()
+        try fs.cut(keepingTornPagesWith: nil)
+        try fs.mount()
+        let reopened = try Kache(directory: directory, configuration: Kache.Configuration(durability: .fsync))
+        #expect(reopened.data(forKey: "key") == value)
+        #expect(try reopened.pool(named: "pool", capacity: 4).data(forKey: "key") == value)
+        try reopened.close()
+        try fs.unmount()
     }
 }
