@@ -31,6 +31,8 @@
 //                 SEED, each file also keeps a random prefix (in offset order)
 //                 of its dirty pages, drawn from SEED: a torn tail; without, no
 //                 unsynced byte survives. Mount again to see what is left.
+//   cut all       the same, but every unsynced page reaches the disk: only
+//                 folder entries not flushed are lost.
 //   unmount       a clean shutdown: unmounts and exits, STATE/visible as it is.
 //
 // The write returns once the command is done (for `cut`, once the rebuild is
@@ -362,7 +364,7 @@ static int copy_durable_file(const char *source, const char *target, int torn) {
     // The dirty pages that reach the disk anyway: a prefix, in offset order.
     uint64_t dirty = 0;
     for (uint64_t page = 0; page < record->dirty.count; page++) dirty += pages_has(&record->dirty, page);
-    uint64_t kept = torn ? next_random() % (dirty + 1) : 0;
+    uint64_t kept = torn == 2 ? dirty : torn ? next_random() % (dirty + 1) : 0;
     struct pages arrived = {0};
     int64_t last_arrived = -1;
     for (uint64_t page = 0, seen = 0; page < record->dirty.count && seen < kept; page++) {
@@ -644,7 +646,7 @@ static int control(const char *command, size_t size) {
         return (int)size;
     }
     if (!strncmp(text, "cut", 3)) {
-        int torn = sscanf(text + 3, "%llu", &seed) == 1;
+        int torn = !strncmp(text, "cut all", 7) ? 2 : sscanf(text + 3, "%llu", &seed) == 1;
         int result = cut(torn, torn ? seed : 0);
         fuse_exit(fuse_get_context()->fuse);
         return result == 0 ? (int)size : result;

@@ -79,6 +79,13 @@ final class PowerCutFileSystem: @unchecked Sendable {
         try waitForExit()
     }
 
+    /// Cuts the power after every unsynced page reached the disk: only folder
+    /// entries not flushed are lost.
+    func cutKeepingEveryPage() throws {
+        try command("cut all")
+        try waitForExit()
+    }
+
     /// Unmounts cleanly, keeping everything as it is.
     func unmount() throws {
         guard process != nil else { return }
