@@ -7,7 +7,7 @@ import Glibc
 /// die, to hold a lock, or to run under a resource limit.
 ///
 /// ```
-/// KacheCrashHarness write DIR SEED sync|async [THREADS] [SECONDS]
+/// KacheCrashHarness write DIR SEED fsync|sync|async [THREADS] [SECONDS]
 /// KacheCrashHarness hold DIR [UMASK]
 /// KacheCrashHarness fill DIR LIMIT
 /// KacheCrashHarness exhaust DIR PREFIX COUNT

@@ -3,7 +3,7 @@ import KacheWorkloads
 import Kache
 import Synchronization
 
-/// `write DIR SEED sync|async [THREADS] [SECONDS]`: opens the cache directory
+/// `write DIR SEED fsync|sync|async [THREADS] [SECONDS]`: opens the cache directory
 /// and changes it at random from THREADS threads (default 2) until killed (or
 /// for SECONDS, default 60, then it closes the cache and exits 0), journaling
 /// every operation on stdout (see `JournalLine`).
@@ -22,8 +22,8 @@ struct WriteCommand {
 
     init(arguments: [String]) throws(UsageError) {
         guard (3 ... 5).contains(arguments.count), let seed = UInt64(arguments[1]), seed < 1 << 40,
-              let durability = Durability(rawValue: arguments[2]), durability == .sync || durability == .async
-        else { throw UsageError("write DIR SEED sync|async [THREADS] [SECONDS]") }
+              let durability = Durability(rawValue: arguments[2]), durability != .memory
+        else { throw UsageError("write DIR SEED fsync|sync|async [THREADS] [SECONDS]") }
         directory = URL(fileURLWithPath: arguments[0])
         self.seed = seed
         self.durability = durability

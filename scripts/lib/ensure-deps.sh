@@ -30,4 +30,13 @@ ensure_deps() {
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server redis-tools >/dev/null
     fi
+    # The power-cut tests mount powercutfs (Tests/PowerCut/), built on libfuse3
+    # and mounted with fusermount3; without them those tests skip.
+    if ! command -v fusermount3 >/dev/null 2>&1 || ! pkg-config --exists fuse3; then
+        echo "Installing fuse3 and libfuse3-dev…" >&2
+        local sudo=""
+        [ "$(id -u)" = 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq fuse3 libfuse3-dev >/dev/null
+    fi
 }

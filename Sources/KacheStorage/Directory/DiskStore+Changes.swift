@@ -69,7 +69,11 @@ extension DiskStore {
             guard !present else { return }
             let fd = open("\(root)/\(Self.dirtyFile)", O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if fd >= 0 { Glibc.close(fd) }
-            if syncsEveryWrite { syncFolder(root) }
+            // Flushed in every durability, once per save: records written
+            // after it can reach the disk before the next save (writeback, a
+            // torn tail), and an open that then trusted the old manifest
+            // would hide them until a later crash brought them back.
+            syncFolder(root)
             present = true
         }
     }

@@ -76,10 +76,18 @@ package final class DiskStore: Sendable {
         self.root = root
         self.syncsEveryWrite = syncsEveryWrite
         segments = SegmentStore(folder: "\(root)/\(Self.segmentsFolder)", maximumLength: segmentLength, syncsEveryWrite: syncsEveryWrite)
+        var made: [String] = []
         for folder in ["", Self.objectsFolder, Self.segmentsFolder, Self.tmpFolder, Self.quarantineFolder] {
-            try DiskStore.makeDirectory(folder.isEmpty ? root : "\(root)/\(folder)")
+            let path = folder.isEmpty ? root : "\(root)/\(folder)"
+            if try DiskStore.makeDirectory(path) { made.append(path) }
         }
         lock = try DirectoryLock(path: "\(root)/\(Self.lockFile)")
+        // A file's fsync never flushes the entry of its folder: without this,
+        // a power cut could take a new directory, or its `segments/`, with
+        // every value an `fsync` set had acknowledged in it.
+        if syncsEveryWrite {
+            for parent in Set(made.map { ($0 as NSString).deletingLastPathComponent }) { DiskStore.syncFolder(parent) }
+        }
         var fileSystem = statvfs()
         allocationUnit = statvfs(root, &fileSystem) == 0 && fileSystem.f_bsize > 0 ? Int(fileSystem.f_bsize) : 4096
         stripes = (0 ..< 64).map { _ in Locked(()) }
@@ -123,8 +131,10 @@ package final class DiskStore: Sendable {
     }
 
     /// Creates a folder readable only by its owner, refusing a symlink in its place.
-    static func makeDirectory(_ path: String) throws(StorageError) {
-        if mkdir(path, 0o700) == 0 { return }
+    /// - Returns: whether it made the folder (false: one was there).
+    @discardableResult
+    static func makeDirectory(_ path: String) throws(StorageError) -> Bool {
+        if mkdir(path, 0o700) == 0 { return true }
         let code = errno
         var info = stat()
         // A file where a folder of the path should be: the directory can't be created, as when it is not writable.
@@ -135,6 +145,7 @@ package final class DiskStore: Sendable {
         guard (info.st_mode & S_IFMT) == S_IFDIR else {
             throw .directoryUnusable(path: path, reason: "it exists and is not a folder")
         }
+        return false
     }
 
     /// The name of a file being written for `name`, in the same shard folder.

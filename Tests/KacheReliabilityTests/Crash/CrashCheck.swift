@@ -118,8 +118,7 @@ struct CrashCheck {
     /// Pops every item: each one pushed, none twice, in push order, every
     /// promised one there and none whose pop was promised.
     private func checkQueue(_ queue: Kache.Queue, run: CrashModel.Run, outcome: inout Outcome) {
-        let cut = run.durability == "async" ? (run.lastCompletedSave ?? -1) : Int.max
-        let expected = run.queue.expectations(cut: cut)
+        let expected = run.queue.expectations(cut: run.promisedBefore)
         outcome.problems += expected.outOfOrder
         let count = queue.count
         var items: [UInt64] = []

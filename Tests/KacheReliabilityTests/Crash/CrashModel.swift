@@ -31,6 +31,18 @@ struct EntryState: Equatable {
     }
 }
 
+/// How a run of the harness ends, which decides what it promised.
+enum CrashStop {
+    /// SIGKILL: the page cache survives, so whatever a `sync` or `fsync` call
+    /// handed to the file system is kept; `async` promises what a completed
+    /// `save()` made durable.
+    case kill
+    /// SIGKILL and a power cut at the same moment (`PowerCutTests`): only what
+    /// was flushed survives. `fsync` promises every acknowledged operation;
+    /// `sync` and `async` promise what a completed `save()` made durable.
+    case powerCut
+}
+
 /// The reference model of the crash test: what the directory must hold after
 /// a run of the harness that was killed, given its journal.
 ///
@@ -38,6 +50,9 @@ struct EntryState: Equatable {
 /// checks it against `allowedStates`, and makes what it read the base of the
 /// next run (`settle`).
 struct CrashModel {
+    /// How each run ends.
+    var stop = CrashStop.kill
+
     /// Tolerance between the harness's clock readings and the library's
     /// (the library rounds through `Double`; both read CLOCK_REALTIME).
     static let clockMargin: Int64 = 2_000_000
@@ -60,6 +75,9 @@ struct CrashModel {
         var operations: [EntryID: [KeyOperation]] = [:]
         /// Journal index of the last `save()` that returned (its begin line), if any.
         var lastCompletedSave: Int?
+        /// Journal index before which every acknowledged operation is promised
+        /// (`Int.max` when all of them are), given the durability and how the run ended.
+        var promisedBefore = Int.max
         var queue = QueueHistory()
         var failures: [String] = []
         var corruptions: [String] = []
@@ -115,22 +133,27 @@ struct CrashModel {
                 run.corruptions.append(message)
             }
         }
+        let promisesEverything = switch stop {
+        case .kill: run.durability != "async"
+        case .powerCut: run.durability == nil || run.durability == "fsync"
+        }
+        run.promisedBefore = promisesEverything ? Int.max : run.lastCompletedSave ?? -1
         return run
     }
 
     /// The states `id` may be found in after `run` was killed.
     ///
-    /// In `sync` durability every acknowledged operation is on disk: the key
-    /// holds the outcome of its last acknowledged operation, or of the one the
-    /// kill interrupted. In `async` durability only what was acknowledged
-    /// before the last completed `save()` is promised: the key holds the
-    /// outcome of the last operation acknowledged before it, or of any later one.
+    /// Where every acknowledged operation is promised (`sync` and `fsync`
+    /// after a kill, `fsync` after a power cut) the key holds the outcome of
+    /// its last acknowledged operation, or of the one the kill interrupted.
+    /// Otherwise only what was acknowledged before the last completed
+    /// `save()` is promised: the key holds the outcome of the last operation
+    /// acknowledged before it, or of any later one.
     /// A version set before the promised one is never allowed: served after a
     /// kill, it is an acknowledged write lost (`CrashCheck` counts it so).
     func allowedStates(of id: EntryID, in run: Run) -> [EntryState] {
         let operations = run.operations[id] ?? []
-        let cut: Int = run.durability == "async" ? (run.lastCompletedSave ?? -1) : Int.max
-        let promised = operations.lastIndex { $0.ack.map { $0 < cut } ?? false }
+        let promised = operations.lastIndex { $0.ack.map { $0 < run.promisedBefore } ?? false }
         let promisedState = promised.map { operations[$0].outcome } ?? base[id] ?? .absent
         let later = operations[(promised.map { $0 + 1 } ?? 0)...].map(\.outcome)
         return [promisedState] + later
