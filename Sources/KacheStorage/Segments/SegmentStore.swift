@@ -238,7 +238,16 @@ package final class SegmentStore: Sendable {
             }
             writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
             if !sealed.isEmpty { table.withLock { $0.ledger.seal(sealed) } }
-            if syncsEveryWrite { try flush(file, upTo: offset + bytes.count) }
+            if syncsEveryWrite {
+                do throws(StorageError) {
+                    try flush(file, upTo: offset + bytes.count)
+                } catch {
+                    // In the file, but the caller is told the append failed and
+                    // counts nothing: counted dead here, so the file can go.
+                    table.withLock { $0.ledger.noteAppended(file.id, bytes: bytes.count, sequence: 0, live: false) }
+                    throw error
+                }
+            }
             return Placement(segment: file.id, offset: offset)
         }
     }

@@ -23,15 +23,6 @@ import Testing
         return live
     }
 
-    /// Whether the accounting gives each segment file its length: every byte
-    /// appended is counted, so a file whose records all died can be deleted.
-    /// (`SegmentStore.checkLengths` traps instead.)
-    func accountingMatchesTheFiles(_ segments: SegmentStore) -> Bool {
-        let lengths = segments.lengths()
-        // A file just created, with nothing appended yet, is not in the accounting (-1).
-        return segments.withLedger { ledger in lengths.allSatisfy { ledger.length(of: $0.id) == $0.length || $0.length == 0 } }
-    }
-
     @Test(arguments: [(DiskFaults.Operation.write, EIO), (.write, ENOSPC), (.fsync, EIO)])
     func aFailedCompactionKeepsEveryLiveRecord(operation: DiskFaults.Operation, code: Int32) throws {
         let fixture = try FaultFixture(count: 0, layout: .segments)
@@ -43,7 +34,7 @@ import Testing
         try cache.save()
         #expect(cache.statistics.compactions == 0)
         for (key, value) in live { #expect(cache.data(forKey: key) == value, "\(key) after the failed compaction") }
-        #expect(accountingMatchesTheFiles(segments), "bytes appended by the failed compaction went uncounted")
+        #expect(segmentAccountingMatchesTheFiles(segments), "bytes appended by the failed compaction went uncounted")
         #expect(fixture.listing.quarantinedFiles.isEmpty)
         cache.checkInvariants()
 
@@ -60,7 +51,7 @@ import Testing
         try cache.save()
         // (After a reopen the rebuild may have left nothing worth compacting: the size check below holds either way.)
         if operation != .fsync { #expect(cache.statistics.compactions >= 1) }
-        #expect(accountingMatchesTheFiles(segments))
+        #expect(segmentAccountingMatchesTheFiles(segments))
         for (key, value) in live { #expect(cache.data(forKey: key) == value, "\(key) after the compaction") }
         let liveBytes = segments.withLedger { $0.liveBytes }
         let onDisk = segments.lengths().reduce(0) { $0 + $1.length }

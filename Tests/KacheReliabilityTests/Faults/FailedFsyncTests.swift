@@ -41,6 +41,8 @@ import Testing
         #expect(error?.case == .io)
         #expect(error?.description.contains("errno \(EIO)") == true, "\(String(describing: error))")
         #expect(cache.data(forKey: "key-3") == fixture.values["key-3"])
+        let segments = try #require(cache.records?.segments)
+        #expect(segmentAccountingMatchesTheFiles(segments), "the bytes of the append whose flush failed went uncounted")
         cache.checkInvariants()
         cache.abandonForTesting()
 

@@ -77,3 +77,12 @@ func incompressible(_ count: Int, seed: UInt64) -> Data {
     var random = SeededRandom(seed: seed)
     return random.bytes(count)
 }
+
+/// Whether the accounting gives each segment file its length: every byte
+/// appended is counted, so a file whose records all died can be deleted.
+/// (`SegmentStore.checkLengths` traps instead.)
+func segmentAccountingMatchesTheFiles(_ segments: SegmentStore) -> Bool {
+    let lengths = segments.lengths()
+    // A file just created, with nothing appended yet, is not in the accounting (-1).
+    return segments.withLedger { ledger in lengths.allSatisfy { ledger.length(of: $0.id) == $0.length || $0.length == 0 } }
+}
