@@ -336,6 +336,17 @@ public final class Kache: Sendable {
         do {
             try records.write(write)
         } catch {
+            // A file in place whose folder did not flush stays, as on disk: the
+            // error says the set is not durable; rolling back would leave the
+            // previous version pointing at a file that holds this one.
+            let landed = store.withLock { state in
+                state.record(space: write.version.space, key: write.version.key)
+                    .map { $0.sequence == insertion.sequence && !$0.isPendingWrite } ?? false
+            }
+            if landed {
+                records.remove(insertion.removals.recordRemovals)
+                throw KacheError(error)
+            }
             let trimmed = store.withLock { $0.rollBack(insertion, space: write.version.space, key: write.version.key) }
             // Only the entries that stayed out go (a delete keeps files of keys in the index).
             records.remove(Kache.stayedOut(insertion.removals + trimmed, store: store).recordRemovals)

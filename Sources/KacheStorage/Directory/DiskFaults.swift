@@ -2,8 +2,9 @@ import Synchronization
 
 /// Errors injected into the disk layer's system calls, for tests only: the
 /// way to make an `open` fail with `EMFILE`, a `write` with `ENOSPC` or an
-/// `fsync` with `EIO` on a chosen file, and check that the cache treats each
-/// as what it is (a transient error or a full disk, never damage).
+/// `fsync` with `EIO` on a chosen file, or a `write` write only part of its
+/// bytes, and check that the cache treats each as what it is (a transient
+/// error or a full disk, never damage).
 ///
 /// Rules are process-wide, so that every layer (the engine's `DiskStore`,
 /// `CacheDirectory`, the lock) sees them without a parameter threaded through;
@@ -19,6 +20,8 @@ package enum DiskFaults {
     /// The system calls a rule can fail.
     package enum Operation: String, Sendable, CaseIterable {
         case open, read, write, rename, fsync, mkdir
+        /// `fsync` of a folder, after a file in it was created, renamed or deleted.
+        case fsyncFolder
     }
 
     package struct Rule: Sendable {
@@ -27,6 +30,12 @@ package enum DiskFaults {
         package var errno: Int32
         /// Failures left, nil for every call.
         package var remaining: Int?
+        /// For a short write: the most bytes a `write` call writes (it succeeds
+        /// with that count); nil for a rule that fails its calls with `errno`.
+        package var shortLength: Int? = nil
+        /// For a short write: the errno the next `write` on the path fails
+        /// with (a full disk found by the call after the short one).
+        package var thenFailing: Int32? = nil
     }
 
     private static let rules = Mutex<[Rule]>([])
@@ -37,6 +46,19 @@ package enum DiskFaults {
     package static func inject(_ code: Int32, on operation: Operation, pathContaining pathFragment: String, times: Int? = nil) {
         rules.withLock { rules in
             rules.append(Rule(operation: operation, pathFragment: pathFragment, errno: code, remaining: times))
+            installed.store(rules.count, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    /// Makes the next `times` `write` calls on a path containing `pathFragment`
+    /// write at most `bytes` bytes and return that count, as write(2) may
+    /// (near a full disk, on a signal): the caller has to write the rest or
+    /// report a failure. With `thenFailing`, the `write` after each short one fails with that errno.
+    package static func injectShortWrite(
+        ofAtMost bytes: Int, pathContaining pathFragment: String, times: Int? = nil, thenFailing code: Int32? = nil
+    ) {
+        rules.withLock { rules in
+            rules.append(Rule(operation: .write, pathFragment: pathFragment, errno: 0, remaining: times, shortLength: bytes, thenFailing: code))
             installed.store(rules.count, ordering: .sequentiallyConsistent)
         }
     }
@@ -55,10 +77,29 @@ package enum DiskFaults {
         guard installed.load(ordering: .relaxed) > 0 else { return nil }
         return rules.withLock { rules in
             guard let index = rules.firstIndex(where: {
-                $0.operation == operation && path.contains($0.pathFragment) && ($0.remaining ?? 1) > 0
+                $0.operation == operation && $0.shortLength == nil && path.contains($0.pathFragment) && ($0.remaining ?? 1) > 0
             }) else { return nil }
             if let remaining = rules[index].remaining { rules[index].remaining = remaining - 1 }
             return rules[index].errno
+        }
+    }
+
+    /// The bytes a `write` of `count` bytes to `path` may write: `count`, or
+    /// less if a short-write rule says so (using up one of its writes).
+    package static func writeLength(_ count: Int, path: String) -> Int {
+        guard installed.load(ordering: .relaxed) > 0 else { return count }
+        return rules.withLock { rules in
+            guard let index = rules.firstIndex(where: {
+                $0.shortLength != nil && path.contains($0.pathFragment) && ($0.remaining ?? 1) > 0
+            }) else { return count }
+            if let remaining = rules[index].remaining { rules[index].remaining = remaining - 1 }
+            let rule = rules[index]
+            if let code = rule.thenFailing {
+                // Ahead of the other rules, so that it is the next write's.
+                rules.insert(Rule(operation: .write, pathFragment: rule.pathFragment, errno: code, remaining: 1), at: 0)
+                installed.store(rules.count, ordering: .sequentiallyConsistent)
+            }
+            return min(count, rule.shortLength!)
         }
     }
 }

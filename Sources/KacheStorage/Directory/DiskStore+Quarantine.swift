@@ -23,7 +23,7 @@ extension DiskStore {
         let serial = tmpCounter.wrappingAdd(1, ordering: .relaxed).oldValue
         let base = (source as NSString).lastPathComponent
         let target = "\(root)/\(Self.quarantineFolder)/\(base).\(Int(Date().timeIntervalSince1970)).\(Self.processID).\(serial)"
-        if rename(source, target) == 0 { return Int(info.st_blocks) * 512 }
+        if DiskFaults.failure(.rename, path: source) == nil, rename(source, target) == 0 { return Int(info.st_blocks) * 512 }
         return unlink(source) == 0 ? 0 : nil
     }
 

@@ -11,8 +11,8 @@ extension DiskStore {
     /// Writes `bytes` as the file of `name`: to a temporary file first, then
     /// renamed into place, so a reader or a crash sees the old file or the new
     /// one, never a mix. The shard folder is made if this is its first file.
-    /// With `syncsEveryWrite` the data and the shard folder are flushed, and
-    /// `objects/` too the first time the shard is written to.
+    /// With `syncsEveryWrite` the data is flushed; the folders are flushed
+    /// next, by `flushFolders(of:)`.
     /// Call inside `withExclusiveAccess(to:)`.
     package func write(_ bytes: Data, as name: EntryName) throws(StorageError) {
         let serial = tmpCounter.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -26,10 +26,18 @@ extension DiskStore {
             try replace(path(of: name), with: bytes, through: tmp, flushing: syncsEveryWrite, operation: "Writing the entry file")
         }
         writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
-        if syncsEveryWrite {
-            syncFolder(folder)
-            flushShardFolderEntry(name.shard)
-        }
+    }
+
+    /// With `syncsEveryWrite`, flushes the shard folder of `name` after its
+    /// file was written, and `objects/` too the first time the shard is
+    /// written to. The file is in place whether or not this succeeds: a
+    /// failure says the write is not durable, and does not undo it.
+    package func flushFolders(of name: EntryName) throws(StorageError) {
+        guard syncsEveryWrite else { return }
+        let folder = "\(root)/\(Self.objectsFolder)/\(name.shard)"
+        let code = DiskStore.flushFolder(folder)
+        guard code == 0 else { throw .fileOperation("Flushing the shard folder", path: folder, errno: code) }
+        flushShardFolderEntry(name.shard)
     }
 
     /// Writes `bytes` to the new file `tmp`, flushes it when `flushing`, and
@@ -45,8 +53,7 @@ extension DiskStore {
                 permissions: [.ownerReadWrite]
             )
             try fd.closeAfter {
-                try DiskStore.injectFault(.write, tmp)
-                _ = try bytes.withUnsafeBytes { try fd.writeAll($0) }
+                try bytes.withUnsafeBytes { try DiskStore.writeAll($0, to: fd.rawValue, path: tmp) }
                 if flushing {
                     try DiskStore.injectFault(.fsync, tmp)
                     if fsync(fd.rawValue) != 0 { throw Errno(rawValue: errno) }
@@ -57,6 +64,23 @@ extension DiskStore {
         } catch {
             unlink(tmp)
             throw StorageError.fileOperation(operation, path: final, errno: (error as? Errno)?.rawValue ?? EIO)
+        }
+    }
+
+    /// Writes all of `bytes` at the descriptor's position, with as many
+    /// `write(2)` calls as it takes: one may write fewer bytes than asked, and
+    /// the rest goes in the next. Each call is subject to the faults a test
+    /// injected for `path` (`DiskFaults`).
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(Errno) {
+        var done = 0
+        while done < bytes.count {
+            try injectFault(.write, path)
+            let n = Glibc.write(fd, bytes.baseAddress! + done, DiskFaults.writeLength(bytes.count - done, path: path))
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw Errno(rawValue: errno) }
+            // Nothing written and no error: no room for even a byte.
+            guard n > 0 else { throw Errno(rawValue: ENOSPC) }
+            done += n
         }
     }
 
@@ -83,20 +107,40 @@ extension DiskStore {
     /// - Returns: whether the flush succeeded.
     @discardableResult
     package static func syncFolder(_ path: String) -> Bool {
+        flushFolder(path) == 0
+    }
+
+    /// Flushes a folder's entries to the device.
+    /// - Returns: 0, or the errno of the `open` or `fsync` that failed.
+    package static func flushFolder(_ path: String) -> Int32 {
+        if let code = DiskFaults.failure(.fsyncFolder, path: path + "/") { return code }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return errno }
         defer { Glibc.close(fd) }
-        return fsync(fd) == 0
+        return fsync(fd) == 0 ? 0 : errno
     }
 
     /// Flushes every file written so far to the device (one `syncfs` of the
     /// file system, cheaper than an fsync per file).
+    ///
+    /// Once a flush failed (this one, or a segment file's), the pages it
+    /// covered may be gone, and the kernel reports that once: a later flush
+    /// that succeeds proves nothing about them. So every later call throws
+    /// that failure again, until the directory is opened anew (which, the
+    /// manifest being stale, reads and verifies every record).
     package func syncEverything() throws(StorageError) {
+        var failure = failedFlush.load(ordering: .relaxed)
+        if failure == 0 { failure = segments.failedFlush }
+        guard failure == 0 else { throw .fileOperation("Flushing the cache directory", path: root, errno: failure) }
         let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .fileOperation("Opening the cache directory", path: root, errno: errno) }
         defer { Glibc.close(fd) }
-        if let code = DiskFaults.failure(.fsync, path: root) { throw .fileOperation("Flushing the cache directory", path: root, errno: code) }
-        guard kache_syncfs(fd) == 0 else { throw .fileOperation("Flushing the cache directory", path: root, errno: errno) }
+        var code = DiskFaults.failure(.fsync, path: root) ?? 0
+        if code == 0, kache_syncfs(fd) != 0 { code = errno }
+        guard code == 0 else {
+            failedFlush.store(code, ordering: .relaxed)
+            throw .fileOperation("Flushing the cache directory", path: root, errno: code)
+        }
     }
 
 

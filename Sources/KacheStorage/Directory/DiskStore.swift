@@ -44,6 +44,8 @@ package final class DiskStore: Sendable {
     let stripes: [Locked<Void>]
     let tmpCounter = Atomic<UInt64>(0)
     let writtenBytes = Atomic<UInt64>(0)
+    /// The errno of a `syncfs` that failed, 0 if none did (`syncEverything`).
+    let failedFlush = Atomic<Int32>(0)
     let markerPresent = Locked(false)
     /// Changes under way: their index change may be visible while their file
     /// work is not done yet (see `beginChange()`).

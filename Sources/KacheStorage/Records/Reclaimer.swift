@@ -133,9 +133,15 @@ package final class Reclaimer: Sendable {
                 byBucket[SegmentStore.Bucket(expiry: header.expiry, now: now), default: []].append((version, location!, copy))
             }
             for (bucket, records) in byBucket {
-                guard let copies = try? files.appendBlocks(records.map(\.record), bucket: bucket),
-                      (try? segments.flush(copies[0].segment)) != nil
-                else { return }
+                guard let copies = try? files.appendBlocks(records.map(\.record), bucket: bucket) else { return }
+                guard (try? segments.flush(copies[0].segment)) != nil else {
+                    // Appended but not known to be on the device: dead copies,
+                    // counted so that their file can go once nothing in it lives.
+                    for (record, copy) in zip(records, copies) {
+                        segments.noteAppended(copy, sequence: record.record.sequence, live: false)
+                    }
+                    return
+                }
                 copied += copies.reduce(0) { $0 + $1.length }
                 index.relocate(zip(records, copies).map { ($0.version, $0.from, $1) })
             }

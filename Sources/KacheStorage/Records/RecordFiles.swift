@@ -64,6 +64,8 @@ package struct RecordFiles: Sendable {
         }
         if written {
             _ = index.commit([(write.version, .ownFile(length: file.count))])
+            // After the commit: the file is in place even if its folder's flush fails.
+            try disk.flushFolders(of: write.name)
         }
     }
 

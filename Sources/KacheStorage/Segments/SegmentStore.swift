@@ -28,6 +28,7 @@ package final class SegmentStore: Sendable {
     package let syncsEveryWrite: Bool
     private let table: Locked<Table>
     private let writtenBytes = Atomic<UInt64>(0)
+    private let flushFailure = Atomic<Int32>(0)
 
     /// The most files open for appending at once; past it the one whose
     /// records end first is sealed.
@@ -86,14 +87,18 @@ package final class SegmentStore: Sendable {
         fileprivate let appendState: Locked<(length: Int, isRetired: Bool)>
         /// Bytes known flushed to the device; the lock is held during the flush,
         /// so writers that arrive meanwhile share the next one (group commit).
-        fileprivate let flushState: Locked<Int>
+        /// `failure`: the errno of a flush that failed. The kernel may have
+        /// dropped the pages it could not write and reports that only once,
+        /// so a later flush that succeeds proves nothing about the bytes past
+        /// `flushed`: every flush that needs them fails with it from then on.
+        fileprivate let flushState: Locked<(flushed: Int, failure: Int32?)>
 
         fileprivate init(id: UInt32, path: String, descriptor: Int32, length: Int) {
             self.id = id
             self.path = path
             self.descriptor = descriptor
             appendState = Locked((length, false))
-            flushState = Locked(length)
+            flushState = Locked((length, nil))
         }
 
         deinit { Glibc.close(descriptor) }
@@ -114,6 +119,10 @@ package final class SegmentStore: Sendable {
         /// are read, and a file found shorter is read instead.
         package func mapped(length: Int) -> Data? {
             guard length > 0 else { return Data() }
+            if let code = DiskFaults.failure(.read, path: path) {
+                errno = code
+                return nil
+            }
             var info = stat()
             guard fstat(descriptor, &info) == 0, Int(info.st_size) >= length else { return read(offset: 0, length: length) }
             guard let address = mmap(nil, length, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else { return nil }
@@ -229,27 +238,37 @@ package final class SegmentStore: Sendable {
             }
             writtenBytes.wrappingAdd(UInt64(bytes.count), ordering: .relaxed)
             if !sealed.isEmpty { table.withLock { $0.ledger.seal(sealed) } }
-            if syncsEveryWrite { try flush(file, upTo: offset + bytes.count) }
+            if syncsEveryWrite {
+                do throws(StorageError) {
+                    try flush(file, upTo: offset + bytes.count)
+                } catch {
+                    // In the file, but the caller is told the append failed and
+                    // counts nothing: counted dead here, so the file can go.
+                    table.withLock { $0.ledger.noteAppended(file.id, bytes: bytes.count, sequence: 0, live: false) }
+                    throw error
+                }
+            }
             return Placement(segment: file.id, offset: offset)
         }
     }
 
     private func write(_ bytes: Data, to file: SegmentFile, at offset: Int) throws(StorageError) {
         var failure: Int32 = 0
-        if let code = DiskFaults.failure(.write, path: file.path) {
-            failure = code
-        } else {
-            bytes.withUnsafeBytes { raw in
-                var done = 0
-                while done < raw.count {
-                    let n = pwrite(file.descriptor, raw.baseAddress! + done, raw.count - done, off_t(offset + done))
-                    if n < 0, errno == EINTR { continue }
-                    guard n > 0 else {
-                        failure = n < 0 ? errno : ENOSPC
-                        return
-                    }
-                    done += n
+        bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                if let code = DiskFaults.failure(.write, path: file.path) {
+                    failure = code
+                    return
                 }
+                let length = DiskFaults.writeLength(raw.count - done, path: file.path)
+                let n = pwrite(file.descriptor, raw.baseAddress! + done, length, off_t(offset + done))
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else {
+                    failure = n < 0 ? errno : ENOSPC
+                    return
+                }
+                done += n
             }
         }
         guard failure != 0 else { return }
@@ -258,19 +277,31 @@ package final class SegmentStore: Sendable {
     }
 
     /// Flushes `file` up to at least `end`; one flush serves every writer waiting for it.
+    /// After a failed flush, the file takes no more appends and every flush
+    /// of bytes past those flushed before fails (`SegmentFile.flushState`).
     private func flush(_ file: SegmentFile, upTo end: Int) throws(StorageError) {
-        try file.flushState.withLock { flushed throws(StorageError) in
-            guard flushed < end else { return }
+        let failure = file.flushState.withLock { state -> Int32? in
+            guard state.flushed < end else { return nil }
+            if let failure = state.failure { return failure }
             let target = file.length
-            if let code = DiskFaults.failure(.fsync, path: file.path) {
-                throw .fileOperation("Flushing the segment file", path: file.path, errno: code)
+            var code = DiskFaults.failure(.fsync, path: file.path) ?? 0
+            if code == 0, fdatasync(file.descriptor) != 0 { code = errno }
+            guard code == 0 else {
+                state.failure = code
+                return code
             }
-            guard fdatasync(file.descriptor) == 0 else {
-                throw .fileOperation("Flushing the segment file", path: file.path, errno: errno)
-            }
-            flushed = target
+            state.flushed = target
+            return nil
         }
+        guard let failure else { return }
+        _ = seal([file.id])
+        flushFailure.store(failure, ordering: .relaxed)
+        throw .fileOperation("Flushing the segment file", path: file.path, errno: failure)
     }
+
+    /// The errno of the last flush of a segment file that failed, 0 if none
+    /// did: `save()` can't call the files durable after one (`DiskStore.syncEverything`).
+    package var failedFlush: Int32 { flushFailure.load(ordering: .relaxed) }
 
     /// The open file of `bucket`, creating it (and sealing the one whose records
     /// end first, past `maximumOpenFiles`).
@@ -283,7 +314,12 @@ package final class SegmentStore: Sendable {
         let path = path(of: id)
         let fd = DiskStore.openFile(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .fileOperation("Creating a segment file", path: path, errno: errno) }
-        if syncsEveryWrite { DiskStore.syncFolder(folder) }
+        // The folder's entry goes to the device before anything is appended, or a power cut could lose the file.
+        if syncsEveryWrite, case let code = DiskStore.flushFolder(folder), code != 0 {
+            Glibc.close(fd)
+            unlink(path)
+            throw .fileOperation("Flushing the segment folder", path: folder, errno: code)
+        }
         let file = SegmentFile(id: id, path: path, descriptor: fd, length: 0)
         let (winner, evicted) = table.withLock { table -> (SegmentFile, UInt32?) in
             // Another thread may have opened one for the bucket meanwhile: use it, keep ours as a spare file.
@@ -585,7 +621,7 @@ package final class SegmentStore: Sendable {
             guard length < state.length, ftruncate(file.descriptor, off_t(length)) == 0 else { return }
             state.length = length
         }
-        file.flushState.withLock { $0 = min($0, length) }
+        file.flushState.withLock { $0.flushed = min($0.flushed, length) }
     }
 
     // MARK: - Reading
