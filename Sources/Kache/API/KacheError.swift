@@ -3,7 +3,11 @@ import KacheStorage
 
 /// Everything that can go wrong in Kache, with the context a person needs.
 ///
-/// Every failing call leaves what was stored before intact.
+/// Every failing call leaves what was stored before intact, with one
+/// exception: when a flush fails after the new version is already in place
+/// (in `fsync` durability, the flush of its folder or of its segment file),
+/// the outcome is unknown. The call throws, and the key then holds the new
+/// version or the old one, never anything else (docs/RELIABILITY.md).
 public enum KacheError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The key is the empty string.
     case emptyKey
