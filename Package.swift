@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "KacheHTTP", targets: ["KacheHTTP"]),
         // The shared second tier on Redis Cluster, behind the local cache.
         .library(name: "KacheRedis", targets: ["KacheRedis"]),
+        // A cache's statistics reported through swift-metrics (Prometheus, StatsD, OpenTelemetry…).
+        .library(name: "KacheMetrics", targets: ["KacheMetrics"]),
         // The generators of WORKLOADS.md, for the micro-benchmarks in Benchmarks/ and for
         // running the same work against another cache.
         .library(name: "KacheWorkloads", targets: ["KacheWorkloads"]),
@@ -23,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // The system LZ4 library, found through pkg-config (Debian: liblz4-dev).
@@ -93,6 +96,11 @@ let package = Package(
             name: "KacheWorkloads",
             dependencies: ["CLZ4", .product(name: "DequeModule", package: "swift-collections")]
         ),
+        // Reports a cache's Statistics through swift-metrics; only its users build swift-metrics.
+        .target(
+            name: "KacheMetrics",
+            dependencies: ["Kache", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
         .executableTarget(
             name: "KacheCLI",
             dependencies: ["Kache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -125,6 +133,10 @@ let package = Package(
         .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheStorage", "KacheWorkloads", "KacheTestSupport"], exclude: ["Fixtures"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.
         .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI", "KacheTestSupport"]),
+        .testTarget(
+            name: "KacheMetricsTests",
+            dependencies: ["KacheMetrics", "Kache", .product(name: "MetricsTestKit", package: "swift-metrics")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
