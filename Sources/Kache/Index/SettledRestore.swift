@@ -1,5 +1,6 @@
 import Foundation
 import KacheStorage
+import Synchronization
 
 /// The settled entries of a current manifest of version 4 or later (listed by their
 /// sequences, their records read from the segments' keys sections), restored on all cores.
@@ -25,12 +26,6 @@ final class SettledRestore: Sendable {
         var space: UInt16
     }
 
-    /// The picks of one batch of a segment's records, by shard.
-    struct Batch: Sendable {
-        var id: UInt32
-        var byShard: [[Pick]]
-    }
-
     /// A key space the manifest names, as the store numbered it. A settled
     /// entry is in one of them (the manifest lists every key space); a record
     /// of another kind under its name belongs to no entry.
@@ -41,22 +36,27 @@ final class SettledRestore: Sendable {
 
     private let settled: SettledVersions
     private let spaces: [String: Space]
-    private let picked = Locked<[Batch]>([])
+    /// Each shard's picks, a list for each batch of a segment's records: the
+    /// core that fills a shard takes its lists, and frees them, apart from the others.
+    private let picked: [Locked<[(segment: UInt32, picks: [Pick])]>]
+    private let pickedCount = Atomic<Int>(0)
 
     init(settled: SettledVersions, spaces: [String: Space]) {
         self.settled = settled
         self.spaces = spaces
+        picked = (0 ..< EntryIndex.shardCount).map { _ in Locked([]) }
     }
 
     /// Keeps the settled records among `records`, of segment `id`. Called
     /// several times per segment, from several threads at once.
     /// - Complexity: O(records)
     func pick(_ records: [SegmentStore.ScannedRecord], in id: UInt32) {
-        var batch = Batch(id: id, byShard: Array(repeating: [], count: EntryIndex.shardCount))
+        var byShard = [[Pick]](repeating: [], count: EntryIndex.shardCount)
         let perShard = records.count / EntryIndex.shardCount * 5 / 4
-        for shard in batch.byShard.indices { batch.byShard[shard].reserveCapacity(perShard) }
+        for shard in byShard.indices { byShard[shard].reserveCapacity(perShard) }
         // A segment's records mostly share a key space: most ask of the one before.
         var last: (name: String, space: Space?)?
+        var count = 0
         // By index, reading stored fields only: a copy of each whole record (to
         // call `isTombstone` or `location(in:)` of the other module) cost more than the rest.
         for index in records.indices where settled.contains(records[index].header.sequence) {
@@ -65,19 +65,29 @@ final class SettledRestore: Sendable {
             guard let space = last?.space, space.kind == records[index].header.kind else { continue }
             let key = records[index].header.key
             let (hash, shard) = EntryIndex.hash(space: space.number, key: key)
-            batch.byShard[shard].append(Pick(
+            byShard[shard].append(Pick(
                 key: key, expiry: records[index].header.expiry, sequence: records[index].header.sequence,
                 location: RecordLocation(segment: id, offset: records[index].offset, index: records[index].index, length: records[index].length),
                 rawSize: records[index].header.rawLength,
                 hash: hash, space: UInt16(truncatingIfNeeded: space.number)
             ))
+            count += 1
         }
-        picked.withLock { $0.append(batch) }
+        for shard in byShard.indices where !byShard[shard].isEmpty {
+            picked[shard].withLock { $0.append((id, byShard[shard])) }
+        }
+        pickedCount.add(count, ordering: .relaxed)
     }
 
-    /// The batches picked, in the order of their segments' numbers.
-    var batches: [Batch] {
-        picked.withLock { $0 }.sorted { $0.id < $1.id }
+    /// How many records were picked, in every shard.
+    var count: Int { pickedCount.load(ordering: .relaxed) }
+
+    /// Takes shard `shard`'s picks, in the order of their segments' numbers.
+    func takePicks(shard: Int) -> [[Pick]] {
+        picked[shard].withLock { lists in
+            defer { lists = [] }
+            return lists.sorted { $0.segment < $1.segment }.map(\.picks)
+        }
     }
 }
 
@@ -119,9 +129,8 @@ extension StoreState {
     /// - Complexity: O(records) on all cores, then O(entries) on one; and
     ///   O(q log q) for the q items of Queues.
     mutating func restoreSettled(_ restore: SettledRestore, from manifest: Manifest) {
-        let batches = restore.batches
         // As many as were picked: a manifest's runs may claim any number of sequences.
-        index.reserveCapacity(batches.reduce(0) { total, batch in batch.byShard.reduce(total) { $0 + $1.count } })
+        index.reserveCapacity(restore.count)
         var noEntries = budget
         noEntries.forgetEntries()
         let emptyBudget = noEntries
@@ -129,10 +138,12 @@ extension StoreState {
         let index = index
         DispatchQueue.concurrentPerform(iterations: EntryIndex.shardCount) { shard in
             var part = ShardRestore(budget: emptyBudget)
-            part.added.reserveCapacity(batches.reduce(0) { $0 + $1.byShard[shard].count })
+            // Taken here, so that the picks are freed on this core too.
+            let lists = restore.takePicks(shard: shard)
+            part.added.reserveCapacity(lists.reduce(0) { $0 + $1.count })
             index.restoring(shard: shard) { upsert in
-                for batch in batches {
-                    for pick in batch.byShard[shard] {
+                for picks in lists {
+                    for pick in picks {
                         let record = EntryRecord(
                             expiry: pick.expiry, sequence: pick.sequence, rawSize: pick.rawSize, value: nil, isPendingWrite: false,
                             length: pick.location.length, location: pick.location, diskSequence: pick.sequence

@@ -323,13 +323,26 @@ package enum SegmentBlock {
     /// an open: the checksum covers the whole block, but only the keys
     /// section is decompressed. (A block of version 3 is decoded whole.)
     package static func headers(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (headers: [EntryFile.Header], shares: [Int]) {
+        var headers: [EntryFile.Header] = []
+        let shares = try readHeaders(block) { headers.append($0) }
+        return (headers, shares)
+    }
+
+    /// `headers`, handing each record's header to `take` as it is read
+    /// (an open puts it straight into its own array: at a million records a
+    /// block's array of them, copied and freed, was a tenth of the open), and
+    /// returning the shares. When it throws, `take` may have had some of the
+    /// block's records: the caller drops them.
+    package static func readHeaders(
+        _ block: UnsafeRawBufferPointer, _ take: (consuming EntryFile.Header) -> Void
+    ) throws(EntryFile.Damage) -> [Int] {
         if startsVersion3Block(block) {
             let contents = try Version3.decode(block)
-            return (contents.records.map(\.header), contents.shares)
+            for record in contents.records { take(record.header) }
+            return contents.shares
         }
-        // The headers as the keys section gave them: an open copies no array of them.
-        let (headers, _, ends) = try Sections(block).keys()
-        return (headers, shares(of: block.count, byEnds: ends))
+        let ends = try Sections(block).readKeys { header, _ in take(header) }
+        return shares(of: block.count, byEnds: ends)
     }
 
     /// Record `index` of `block` and its value, for a read: the block's
@@ -411,23 +424,32 @@ private struct Sections {
     /// raw ends the shares are taken by. The value lengths must add up to
     /// the values section, and nothing may follow the last record.
     func keys() throws(EntryFile.Damage) -> (headers: [EntryFile.Header], values: [Range<Int>], ends: [Int]) {
+        var headers: [EntryFile.Header] = []
+        var values: [Range<Int>] = []
+        headers.reserveCapacity(count)
+        values.reserveCapacity(count)
+        let ends = try readKeys { header, value in
+            headers.append(header)
+            values.append(value)
+        }
+        return (headers, values, ends)
+    }
+
+    /// `keys`, handing each record and its value's range to `take` as it is
+    /// read, and returning the ends; `take` may have had some records when it throws.
+    func readKeys(_ take: (consuming EntryFile.Header, Range<Int>) -> Void) throws(EntryFile.Damage) -> [Int] {
         try withKeys { raw throws(EntryFile.Damage) in
             var reader = try KeysReader(raw, count: count)
-            var headers: [EntryFile.Header] = []
-            var values: [Range<Int>] = []
             var ends: [Int] = []
-            headers.reserveCapacity(count)
-            values.reserveCapacity(count)
             ends.reserveCapacity(count)
             for _ in 0 ..< count {
                 let (header, value) = try reader.readRecord()
-                headers.append(header)
-                values.append(value)
                 ends.append(reader.offset + value.upperBound)
+                take(header, value)
             }
             guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
             guard reader.valuesEnd == valuesRaw else { throw .lengthMismatch(expected: valuesRaw, actual: reader.valuesEnd) }
-            return (headers, values, ends)
+            return ends
         }
     }
 
@@ -529,9 +551,11 @@ extension SegmentBlock {
     }
 
     /// A block's list of the key spaces its records name: each one's name
-    /// (its bytes: only those a record asks for become strings) and kind.
+    /// and kind. The names become strings once a block, not once a record
+    /// (at W8's open a string a record was a twentieth of the time); a name
+    /// that is not UTF-8 is damage only when a record names it.
     struct SpaceList {
-        private let entries: [(name: UnsafeRawBufferPointer, kind: UInt8)]
+        private let entries: [(name: String?, kind: UInt8)]
 
         init(_ reader: inout BinaryReader, recordCount: Int) throws(EntryFile.Damage) {
             do {
@@ -540,11 +564,11 @@ extension SegmentBlock {
                 guard spaceCount <= recordCount else {
                     throw EntryFile.Damage.lengthMismatch(expected: recordCount, actual: Int(clamping: spaceCount))
                 }
-                var entries: [(name: UnsafeRawBufferPointer, kind: UInt8)] = []
+                var entries: [(name: String?, kind: UInt8)] = []
                 for _ in 0 ..< spaceCount {
                     let kind = try reader.read(UInt8.self)
                     guard EntryFile.kinds.contains(kind) else { throw EntryFile.Damage.unknownKind(kind) }
-                    entries.append((try reader.readBytes(Int(clamping: try reader.readVarint())), kind))
+                    entries.append((String(validUTF8: try reader.readBytes(Int(clamping: try reader.readVarint()))), kind))
                 }
                 self.entries = entries
             } catch {
@@ -554,10 +578,8 @@ extension SegmentBlock {
 
         /// Key space `index`'s name and kind.
         func space(_ index: UInt64) throws(EntryFile.Damage) -> (name: String, kind: UInt8) {
-            guard index < entries.count else { throw .invalidName }
-            let entry = entries[Int(index)]
-            guard let name = String(validUTF8: entry.name) else { throw .invalidName }
-            return (name, entry.kind)
+            guard index < entries.count, let name = entries[Int(index)].name else { throw .invalidName }
+            return (name, entries[Int(index)].kind)
         }
     }
 

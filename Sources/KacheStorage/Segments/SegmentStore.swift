@@ -751,10 +751,9 @@ package final class SegmentStore: Sendable {
             var damageStart: Int?
             while offset + 4 <= raw.count {
                 let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                if let (records, length) = validBlockOrRecord(at: rest, offset: offset) {
+                if let length = appendValidBlockOrRecord(at: rest, offset: offset, to: &scan.records) {
                     if let start = damageStart { scan.damagedRanges.append(start ..< offset) }
                     damageStart = nil
-                    scan.records += records
                     offset += length
                     scan.validLength = offset
                 } else {
@@ -766,23 +765,33 @@ package final class SegmentStore: Sendable {
         return scan
     }
 
-    /// The records of the valid block, or the valid record of version 2, at
-    /// the start of `bytes`, and its length; nil when there is none.
-    private static func validBlockOrRecord(at bytes: UnsafeRawBufferPointer, offset: Int) -> ([ScannedRecord], Int)? {
+    /// Appends to `records` those of the valid block, or the valid record of
+    /// version 2, at the start of `bytes`, and returns its length; nil (and
+    /// `records` as it was) when there is none.
+    private static func appendValidBlockOrRecord(at bytes: UnsafeRawBufferPointer, offset: Int, to records: inout [ScannedRecord]) -> Int? {
         if let length = SegmentBlock.blockLength(at: bytes) {
+            guard length <= bytes.count else { return nil }
+            let first = records.count
+            var index = 0
             // The checksum covers the values; only the keys are decompressed.
-            guard length <= bytes.count, let (headers, shares) = try? SegmentBlock.headers(UnsafeRawBufferPointer(rebasing: bytes[..<length])) else {
+            // Each record goes straight into `records`, its share filled in once the block checks out.
+            do throws(EntryFile.Damage) {
+                let shares = try SegmentBlock.readHeaders(UnsafeRawBufferPointer(rebasing: bytes[..<length])) { header in
+                    records.append(ScannedRecord(header: header, offset: offset, index: index, length: 0))
+                    index += 1
+                }
+                for (index, share) in shares.enumerated() { records[first + index].length = share }
+            } catch {
+                records.removeSubrange(first...)
                 return nil
             }
-            let records = zip(headers.indices, shares).map { index, share in
-                ScannedRecord(header: headers[index], offset: offset, index: index, length: share)
-            }
-            return (records, length)
+            return length
         }
         guard let length = EntryFile.recordLength(at: bytes), length <= bytes.count else { return nil }
         let record = UnsafeRawBufferPointer(rebasing: bytes[..<length])
         guard let header = try? EntryFile.decodeHeader(record, fileLength: length), (try? EntryFile.verifyChecksum(record)) != nil else { return nil }
-        return ([ScannedRecord(header: header, offset: offset, index: 0, length: length)], length)
+        records.append(ScannedRecord(header: header, offset: offset, index: 0, length: length))
+        return length
     }
 
     /// The next offset after `offset` where a block's or a record's magic begins.
