@@ -81,11 +81,19 @@ package final class Reclaimer: Sendable {
         deleteEmptyFiles()
     }
 
-    /// Writes the manifest as it is now; the dirty marker stays (only `save()` clears it).
+    /// Writes the manifest as it is now, once every file is flushed; the
+    /// dirty marker stays (only `save()` clears it).
+    ///
+    /// Recovery takes the versions a checkpoint lists as the live ones below
+    /// its sequence, so one it lists must be on the device first: else a
+    /// power cut takes its record, and the version it replaced, which a save
+    /// had made durable, is dropped as replaced. The snapshot comes first, so
+    /// the flush covers every version it lists (as `save()` does).
     private func checkpoint() throws(StorageError) {
         try disk.withManifestWriter { () throws(StorageError) in
             // Dated by the machine's clock, as `save()` dates it.
             guard let (manifest, nextSequence) = index.checkpoint(savedAt: Timestamp(Date())) else { return }
+            try disk.syncEverything()
             try files.writeCheckpoint(manifest, nextSequence: nextSequence)
         }
     }
