@@ -338,7 +338,7 @@ public final class CachingClient: Sendable {
             let notModified = HeaderFields(response)
             if CachingClient.selects(notModified, stored) {
                 let refreshed = stored.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime, policy: policy)
-                await keep(refreshed, exchange: exchange, found: found, now: responseTime)
+                await keep(refreshed, exchange: exchange, found: found, now: responseTime, variant: found.key)
                 if let range = exchange.range, let part = refreshed.partialResponse(for: range, at: responseTime) {
                     count { $0.revalidations += 1; $0.bytesSaved += UInt64(part.data.count) }
                     return Response(data: part.data, response: part.response, source: .revalidated)
@@ -451,7 +451,9 @@ public final class CachingClient: Sendable {
 
     /// Stores `record` if the rules allow it, else removes what was stored
     /// for the request, so that an outdated response is never served again.
-    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date) async {
+    /// A refreshed response passes the `variant` it was found under, so that
+    /// one found by its `Content-Language` is refreshed where it lives.
+    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date, variant: CacheKey? = nil) async {
         guard CachedResponse.isStorable(
                   status: record.status, headers: record.headers, request: exchange.directives, authorized: exchange.authorized, policy: policy
               ),
@@ -462,7 +464,9 @@ public final class CachingClient: Sendable {
             return
         }
         do {
-            if try await store.save(record, primary: exchange.primary, varyingFields: fields, value: exchange.value, now: now, policy: policy) {
+            if try await store.save(
+                record, primary: exchange.primary, varyingFields: fields, value: exchange.value, variant: variant, now: now, policy: policy
+            ) {
                 count { $0.stores += 1 }
             } else if found.response != nil {
                 await store.remove(found.key)
