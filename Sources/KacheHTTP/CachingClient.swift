@@ -126,7 +126,8 @@ public final class CachingClient: Sendable {
     /// ```swift
     /// let (data, response) = try await client.data(from: avatarURL)
     /// ```
-    /// - Throws: the transport's error (a `URLError` from the default one) when
+    /// - Throws: the transport's error (a `URLError` from the default one,
+    ///   ``HTTPTransportError/network(url:detail:)`` from others) when
     ///   the network fails and no stale response may stand in;
     ///   ``HTTPTransportError`` for an answer that is not HTTP or can't be decoded.
     public func data(from url: URL) async throws -> (Data, HTTPURLResponse) {
@@ -406,7 +407,7 @@ public final class CachingClient: Sendable {
         let response: HTTPURLResponse
         do {
             (data, response) = try await transport.send(request)
-        } catch let error as URLError where error.code != .cancelled {
+        } catch where HTTPTransportError.isNetworkFailure(error) {
             let now = cache.configuration.clock.now()
             if let fallback, fallback.canServeStale(at: now, policy: policy) {
                 return .stale(Response(data: fallback.body, response: fallback.httpResponse(at: now), source: .staleOnError))
