@@ -83,7 +83,7 @@ public final class CachingClient: Sendable {
     /// Creates a client that reaches the network through `transport`.
     ///
     /// ```swift
-    /// let client = CachingClient(cache: cache, transport: MyAsyncHTTPClientTransport())
+    /// let client = CachingClient(cache: cache, transport: AsyncHTTPClientTransport())   // import KacheHTTPAsyncHTTPClient
     /// ```
     public init(cache: Kache = .shared, transport: any HTTPTransport, policy: CachePolicy = CachePolicy()) {
         self.cache = cache

@@ -8,8 +8,8 @@ import FoundationNetworking
 
 /// `Vary`: the varying request fields are part of the key.
 @Suite struct VaryTests {
-    @Test func eachValueOfAVaryingFieldGetsItsOwnResponse() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func eachValueOfAVaryingFieldGetsItsOwnResponse(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/vary?cc=max-age%3D60&vary=Accept&echo=Accept"
         let json = try await f.get(path, fields: ["Accept": "application/json"])
@@ -79,8 +79,8 @@ import FoundationNetworking
         #expect(try await f.server.requestCount("/r/vary-q") == 3)
     }
 
-    @Test func repeatedRequestFieldsAreCombinedBeforeComparing() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func repeatedRequestFieldsAreCombinedBeforeComparing(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/vary-repeated?cc=max-age%3D60&vary=Accept"
         _ = try await f.get(path, fields: ["Accept": "text/html, application/json"])
@@ -103,8 +103,8 @@ import FoundationNetworking
 
     /// The conformance suite's `vary-normalise-lang-select`: `en, de` got the
     /// German response; `fr;q=0.5, de;q=1.0` selects German, so it is served.
-    @Test func aRequestSelectingTheStoredLanguageIsServedFromTheCache() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func aRequestSelectingTheStoredLanguageIsServedFromTheCache(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/lang?cc=max-age%3D5000&vary=Accept-Language&header=Content-Language:de"
         #expect(try await f.get(path, fields: ["Accept-Language": "en, de"]).source == .network)
@@ -185,8 +185,8 @@ import FoundationNetworking
 
     /// A `304` to a request that found the variant by its language refreshes
     /// that variant where it lives: the request that stored it finds it fresh.
-    @Test func revalidatingASelectedVariantRefreshesItInPlace() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func revalidatingASelectedVariantRefreshesItInPlace(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/lang-revalidated?cc=max-age%3D60&etag=auto&vary=Accept-Language&header=Content-Language:de"
         _ = try await f.get(path, fields: ["Accept-Language": "en, de"])
