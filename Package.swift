@@ -7,6 +7,9 @@ let package = Package(
     products: [
         .library(name: "Kache", targets: ["Kache"]),
         .library(name: "KacheHTTP", targets: ["KacheHTTP"]),
+        // KacheHTTP's transport over AsyncHTTPClient, for servers and Linux; a product
+        // of its own, so that URLSession users never build AsyncHTTPClient.
+        .library(name: "KacheHTTPAsyncHTTPClient", targets: ["KacheHTTPAsyncHTTPClient"]),
         // The shared second tier on Redis Cluster, behind the local cache.
         .library(name: "KacheRedis", targets: ["KacheRedis"]),
         // A cache's statistics reported through swift-metrics (Prometheus, StatsD, OpenTelemetry…).
@@ -26,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // The system LZ4 library, found through pkg-config (Debian: liblz4-dev).
@@ -77,6 +81,16 @@ let package = Package(
             name: "KacheHTTP",
             dependencies: ["Kache", .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers")]
         ),
+        // An HTTPTransport over AsyncHTTPClient (issue 34). Only this target imports it.
+        .target(
+            name: "KacheHTTPAsyncHTTPClient",
+            dependencies: [
+                "KacheHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // A RESP3 Redis Cluster client on SwiftNIO, and the tiered cache built on it.
         // Kache itself stays free of NIO: only this target imports it.
         .target(
@@ -122,7 +136,12 @@ let package = Package(
         // Fixtures: a directory of format version 2, which FormatVersion2Tests opens.
         .testTarget(name: "KacheTests", dependencies: ["Kache", "KacheStorage", "KacheTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "KacheReliabilityTests", dependencies: ["Kache", "KacheStorage", "KacheCrashHarness", "KacheWorkloads", "KacheTestSupport"]),
-        .testTarget(name: "KacheHTTPTests", dependencies: ["KacheHTTP", "Kache", "KacheTestSupport"], exclude: ["Server"]),
+        // Runs a representative set of its tests over both transports, so it builds AsyncHTTPClient.
+        .testTarget(
+            name: "KacheHTTPTests",
+            dependencies: ["KacheHTTP", "KacheHTTPAsyncHTTPClient", "Kache", "KacheTestSupport"],
+            exclude: ["Server"]
+        ),
         .testTarget(
             name: "KacheRedisTests",
             dependencies: ["KacheRedis", "Kache", "KacheWorkloads", "KacheRedisPeer", "KacheTestSupport"]

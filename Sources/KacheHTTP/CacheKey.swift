@@ -29,7 +29,8 @@ struct CacheKey: Sendable, Hashable {
         full = "\(method.uppercased()) \(text)"
     }
 
-    private init(full: String) {
+    /// The key whose whole text is `full` (a key read back from a ``LanguageAlias``).
+    init(full: String) {
         self.full = full
     }
 
@@ -45,6 +46,31 @@ struct CacheKey: Sendable, Hashable {
         for name in index.fields {
             text += "\n" + name
             if let value = value(name) { text += ": " + SelectingValue.normalized(value, field: name) }
+        }
+        return CacheKey(full: text)
+    }
+
+    /// The key of the ``LanguageAlias`` that leads a request whose
+    /// `Accept-Language` selects `language` to a variant of `index` in that
+    /// language: as ``variant(of:value:)``, with the `accept-language` line
+    /// replaced by `accept-language selects <language>` (no colon, so it never
+    /// equals a variant's key; the entry's kind tells them apart as well).
+    ///
+    /// ```
+    /// GET https://example.com/page
+    /// vary 3F2A…
+    /// accept: text/html
+    /// accept-language selects de
+    /// ```
+    func languageAlias(of index: VaryIndex, value: (String) -> String?, language: String) -> CacheKey {
+        var text = full + "\nvary " + index.token
+        for name in index.fields {
+            text += "\n" + name
+            if name == "accept-language" {
+                text += " selects " + language
+            } else if let value = value(name) {
+                text += ": " + SelectingValue.normalized(value, field: name)
+            }
         }
         return CacheKey(full: text)
     }

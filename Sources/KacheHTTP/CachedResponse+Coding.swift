@@ -1,23 +1,25 @@
 import Foundation
 
-/// What one cache entry of a ``CachingClient`` holds: a response, or the
-/// index of a URL whose responses vary with request fields.
+/// What one cache entry of a ``CachingClient`` holds: a response, the
+/// index of a URL whose responses vary with request fields, or a
+/// ``LanguageAlias`` that leads to one of its variants.
 ///
 /// Layout, one entry per record:
 ///
 /// ```
 /// "KHTP"           4 bytes, magic
 /// version          1 byte (1)
-/// kind             1 byte: 1 response, 2 vary index
+/// kind             1 byte: 1 response, 2 vary index, 3 language alias
 /// metadata length  4 bytes, big-endian
 /// metadata         JSON: key, URL, status, header fields, times, and for a record of
-///                  `206` parts their complete length and (offset, length) pairs (or the vary index);
+///                  `206` parts their complete length and (offset, length) pairs (or the vary index, or the alias);
 ///                  times are seconds since 2001-01-01 (`Date`'s own representation, so they round-trip exactly)
 /// body             the rest: the raw response body (never base64), or the parts' bytes one after the other
 /// ```
 enum StoredEntry: Sendable, Equatable {
     case response(CachedResponse)
     case varyIndex(VaryIndex)
+    case languageAlias(LanguageAlias)
 
     /// Why bytes do not decode as an entry; a cache lookup treats any of them as a miss.
     enum Damage: Error {
@@ -44,6 +46,9 @@ enum StoredEntry: Sendable, Equatable {
         case let .varyIndex(index):
             kind = 2
             metadata = try JSONEncoder().encode(index)
+        case let .languageAlias(alias):
+            kind = 3
+            metadata = try JSONEncoder().encode(alias)
         }
         var bytes = Data(capacity: StoredEntry.prefixLength + metadata.count + body.count)
         bytes.append(contentsOf: StoredEntry.magic)
@@ -71,6 +76,9 @@ enum StoredEntry: Sendable, Equatable {
             case 2:
                 guard body.isEmpty else { throw Damage.badMetadata("a vary index has no body") }
                 self = .varyIndex(try JSONDecoder().decode(VaryIndex.self, from: metadata))
+            case 3:
+                guard body.isEmpty else { throw Damage.badMetadata("a language alias has no body") }
+                self = .languageAlias(try JSONDecoder().decode(LanguageAlias.self, from: metadata))
             default:
                 throw Damage.notAnEntry
             }

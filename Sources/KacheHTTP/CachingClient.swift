@@ -83,7 +83,7 @@ public final class CachingClient: Sendable {
     /// Creates a client that reaches the network through `transport`.
     ///
     /// ```swift
-    /// let client = CachingClient(cache: cache, transport: MyAsyncHTTPClientTransport())
+    /// let client = CachingClient(cache: cache, transport: AsyncHTTPClientTransport())   // import KacheHTTPAsyncHTTPClient
     /// ```
     public init(cache: Kache = .shared, transport: any HTTPTransport, policy: CachePolicy = CachePolicy()) {
         self.cache = cache
@@ -126,7 +126,8 @@ public final class CachingClient: Sendable {
     /// ```swift
     /// let (data, response) = try await client.data(from: avatarURL)
     /// ```
-    /// - Throws: the transport's error (a `URLError` from the default one) when
+    /// - Throws: the transport's error (a `URLError` from the default one,
+    ///   ``HTTPTransportError/network(url:detail:)`` from others) when
     ///   the network fails and no stale response may stand in;
     ///   ``HTTPTransportError`` for an answer that is not HTTP or can't be decoded.
     public func data(from url: URL) async throws -> (Data, HTTPURLResponse) {
@@ -338,7 +339,7 @@ public final class CachingClient: Sendable {
             let notModified = HeaderFields(response)
             if CachingClient.selects(notModified, stored) {
                 let refreshed = stored.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime, policy: policy)
-                await keep(refreshed, exchange: exchange, found: found, now: responseTime)
+                await keep(refreshed, exchange: exchange, found: found, now: responseTime, variant: found.key)
                 if let range = exchange.range, let part = refreshed.partialResponse(for: range, at: responseTime) {
                     count { $0.revalidations += 1; $0.bytesSaved += UInt64(part.data.count) }
                     return Response(data: part.data, response: part.response, source: .revalidated)
@@ -406,7 +407,7 @@ public final class CachingClient: Sendable {
         let response: HTTPURLResponse
         do {
             (data, response) = try await transport.send(request)
-        } catch let error as URLError where error.code != .cancelled {
+        } catch where HTTPTransportError.isNetworkFailure(error) {
             let now = cache.configuration.clock.now()
             if let fallback, fallback.canServeStale(at: now, policy: policy) {
                 return .stale(Response(data: fallback.body, response: fallback.httpResponse(at: now), source: .staleOnError))
@@ -451,7 +452,9 @@ public final class CachingClient: Sendable {
 
     /// Stores `record` if the rules allow it, else removes what was stored
     /// for the request, so that an outdated response is never served again.
-    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date) async {
+    /// A refreshed response passes the `variant` it was found under, so that
+    /// one found by its `Content-Language` is refreshed where it lives.
+    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date, variant: CacheKey? = nil) async {
         guard CachedResponse.isStorable(
                   status: record.status, headers: record.headers, request: exchange.directives, authorized: exchange.authorized, policy: policy
               ),
@@ -462,7 +465,9 @@ public final class CachingClient: Sendable {
             return
         }
         do {
-            if try await store.save(record, primary: exchange.primary, varyingFields: fields, value: exchange.value, now: now, policy: policy) {
+            if try await store.save(
+                record, primary: exchange.primary, varyingFields: fields, value: exchange.value, variant: variant, now: now, policy: policy
+            ) {
                 count { $0.stores += 1 }
             } else if found.response != nil {
                 await store.remove(found.key)

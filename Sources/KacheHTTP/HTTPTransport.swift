@@ -19,8 +19,11 @@ import FoundationNetworking
 /// ```
 ///
 /// A transport must not cache by itself, and should report a failure to reach
-/// the server as a `URLError` (other than `.cancelled`): that is what lets a
-/// stale response stand in (`stale-if-error`).
+/// the server, or an exchange the connection broke off, as
+/// ``HTTPTransportError/network(url:detail:)``: that is what lets a stale
+/// response stand in (`stale-if-error`). A `URLError` other than `.cancelled`
+/// counts as such a failure too, so URLSession's errors reach the caller as
+/// they are. Cancellation is `CancellationError` (or `URLError.cancelled`).
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the body and the response, with the body
     /// already decoded of any `Content-Encoding` the transport applied for itself.
@@ -43,6 +46,12 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
     /// The body came in a `Content-Encoding` the transport cannot decode; it is
     /// neither returned nor stored.
     case undecodableContentEncoding(url: URL?, detail: String)
+    /// The server could not be reached, or the connection failed (was closed,
+    /// timed out) before a whole response arrived. A stale response may stand
+    /// in for it (`stale-if-error`).
+    case network(url: URL?, detail: String)
+    /// The body is longer than the transport collects (it hands the cache whole bodies).
+    case bodyTooLarge(url: URL?, limit: Int)
 
     public var description: String {
         switch self {
@@ -50,6 +59,18 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
             return "The answer from \(url?.absoluteString ?? "the server") was not an HTTP response."
         case let .undecodableContentEncoding(url, detail):
             return "The response from \(url?.absoluteString ?? "the server") has a Content-Encoding that could not be decoded (\(detail))."
+        case let .network(url, detail):
+            return "The exchange with \(url?.absoluteString ?? "the server") failed before a whole response arrived (\(detail))."
+        case let .bodyTooLarge(url, limit):
+            return "The response from \(url?.absoluteString ?? "the server") has a body over the transport's limit of \(limit) bytes."
         }
+    }
+
+    /// Whether `error`, thrown by a transport, says the network failed: this
+    /// type's ``network(url:detail:)``, or a `URLError` other than `.cancelled`.
+    static func isNetworkFailure(_ error: any Error) -> Bool {
+        if case .network? = error as? HTTPTransportError { return true }
+        if let error = error as? URLError { return error.code != .cancelled }
+        return false
     }
 }

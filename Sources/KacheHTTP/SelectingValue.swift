@@ -134,6 +134,52 @@ enum SelectingValue {
         return thousandths
     }
 
+    // MARK: - Selecting by Content-Language
+
+    /// The language a request's `Accept-Language` selects for certain,
+    /// lowercased: its one range of the highest weight, when that weight is
+    /// over 0 and the range names a language (not `*`). Nil when the field is
+    /// missing or malformed, when two ranges share the highest weight (the
+    /// server may pick either), when a range is named twice, or when every
+    /// weight is 0.
+    ///
+    /// ```
+    /// "fr;q=0.5, de;q=1.0"  → "de"
+    /// "en, de"              → nil   (a tie)
+    /// "*, de;q=0.5"         → nil   (any language first)
+    /// "de;q=0"              → nil
+    /// ```
+    static func selectedLanguage(acceptLanguage value: String?) -> String? {
+        guard let value, let members = weightedMembers(listMembers(value), field: "accept-language"),
+              Set(members.map(\.name)).count == members.count,
+              let top = members.max(by: { $0.quality < $1.quality }), top.quality > 0,
+              members.filter({ $0.quality == top.quality }).count == 1,
+              isLanguageTag(top.name)
+        else { return nil }
+        return top.name
+    }
+
+    /// The one language tag of a `Content-Language` value, lowercased; nil
+    /// when there is none, several (a text for several audiences), or one that
+    /// is not a language tag.
+    static func contentLanguage(_ value: String?) -> String? {
+        guard let value else { return nil }
+        let members = listMembers(value)
+        guard members.count == 1, isLanguageTag(members[0]) else { return nil }
+        return members[0].lowercased()
+    }
+
+    /// Whether `text` is a language tag as `Accept-Language` and
+    /// `Content-Language` write them (RFC 4647 section 2.1, RFC 5646): subtags
+    /// of 1 to 8 letters or digits joined by `-`, the first of letters only.
+    private static func isLanguageTag(_ text: String) -> Bool {
+        let subtags = text.split(separator: "-", omittingEmptySubsequences: false)
+        return subtags.enumerated().allSatisfy { position, subtag in
+            (1 ... 8).contains(subtag.utf8.count)
+                && subtag.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || (position > 0 && ("0" ... "9").contains($0))) }
+        }
+    }
+
     /// Thousandths as the shortest decimal: 500 → "0.5", 0 → "0".
     private static func qText(_ quality: Int) -> String {
         guard quality > 0 else { return "0" }

@@ -179,6 +179,11 @@ import Testing
         #expect(try StoredEntry(decoding: StoredEntry.varyIndex(index).encoded()) == .varyIndex(index))
     }
 
+    @Test func aLanguageAliasRoundTrips() throws {
+        let alias = LanguageAlias(key: "GET http://127.0.0.1/v\nvary 1\naccept-language selects de", target: "GET http://127.0.0.1/v\nvary 1\naccept-language: de, en")
+        #expect(try StoredEntry(decoding: StoredEntry.languageAlias(alias).encoded()) == .languageAlias(alias))
+    }
+
     @Test func bytesThatAreNotAnEntryAreRejected() throws {
         let good = try StoredEntry.varyIndex(VaryIndex(key: "k", fields: ["a"], keepUntil: Date())).encoded()
         #expect(throws: StoredEntry.Damage.self) { try StoredEntry(decoding: Data("plain value from somebody else".utf8)) }

@@ -26,8 +26,8 @@ import Testing
         #expect(try await f.server.requestCount("/r/whole") == 1)
     }
 
-    @Test func anUnsatisfiableRangeGoesToTheNetworkIntact() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func anUnsatisfiableRangeGoesToTheNetworkIntact(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/short?cc=max-age%3D60&fixed=100&ranges=1"
         _ = try await f.get(path)
@@ -51,8 +51,8 @@ import Testing
         #expect(stats.last["range"] == "bytes=0-1, 5-6")
     }
 
-    @Test func aStored206AnswersTheRangesItCoversAndOnlyThose() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func aStored206AnswersTheRangesItCoversAndOnlyThose(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/part?cc=max-age%3D60&fixed=100&ranges=1&etag=%22x%22"
         let first = try await f.get(path, fields: ["Range": "bytes=0-49"])
@@ -109,8 +109,8 @@ import Testing
         #expect(try await f.get(changing).source == .network)
     }
 
-    @Test func aStaleStoredResponseIsRevalidatedAndThenGivesTheRange() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func aStaleStoredResponseIsRevalidatedAndThenGivesTheRange(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/stale-range?cc=max-age%3D10&fixed=100&ranges=1&etag=auto"
         _ = try await f.get(path)

@@ -5,8 +5,8 @@ import Testing
 
 /// Conditional requests with the stored validators, and what a `304` does.
 @Suite struct RevalidationTests {
-    @Test func a304RefreshesHeadersAndLifetimeWithoutDownloadingTheBody() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func a304RefreshesHeadersAndLifetimeWithoutDownloadingTheBody(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/etag?cc=max-age%3D60&etag=auto&size=5000"
         let first = try await f.get(path)
@@ -36,8 +36,8 @@ import Testing
         #expect(first.data.count >= 5000)
     }
 
-    @Test func lastModifiedIsRevalidatedWithIfModifiedSince() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func lastModifiedIsRevalidatedWithIfModifiedSince(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/lm?cc=max-age%3D10&lm_age=500"
         let first = try await f.get(path)
@@ -76,8 +76,8 @@ import Testing
         #expect(try await f.server.stats("/r/no-cache-plain").last["if-none-match"] == nil)
     }
 
-    @Test func aChangedRepresentationReplacesTheStoredOne() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func aChangedRepresentationReplacesTheStoredOne(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/changing?cc=max-age%3D10&etag=auto"
         _ = try await f.get(path)
@@ -105,8 +105,8 @@ import Testing
         #expect(try await f.server.requestCount("/r/forced") == 2)
     }
 
-    @Test func aCallersOwnConditionalRequestReachesTheServerAndSeesThe304() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func aCallersOwnConditionalRequestReachesTheServerAndSeesThe304(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/own-etag?cc=max-age%3D60&etag=auto"
         _ = try await f.get(path)

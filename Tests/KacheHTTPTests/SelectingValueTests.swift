@@ -61,4 +61,30 @@ import Testing
         #expect(normal("B, a", "X-Mode") == "B, a")
         #expect(normal("a;q=0.5, b", "X-Mode") == "a;q=0.5, b")
     }
+
+    /// The language a request selects for certain: its one top range with q>0.
+    @Test func theSelectedLanguageIsTheOneTopRangeAboveZero() {
+        func selected(_ value: String?) -> String? { SelectingValue.selectedLanguage(acceptLanguage: value) }
+        #expect(selected("fr;q=0.5, de;q=1.0") == "de")
+        #expect(selected("DE-at, en;q=0.9") == "de-at")
+        #expect(selected("en, de") == nil)              // a tie
+        #expect(selected("*, de;q=0.5") == nil)         // any language first
+        #expect(selected("de;q=0") == nil)
+        #expect(selected("de;q=0, fr;q=0") == nil)
+        #expect(selected("de;q=0, fr;q=0.1") == "fr")
+        #expect(selected("de, de;q=0.5") == nil)        // named twice
+        #expect(selected("de;q=.5") == nil)             // malformed
+        #expect(selected(nil) == nil)
+        #expect(selected("") == nil)
+    }
+
+    @Test func aContentLanguageIsOneLanguageTag() {
+        #expect(SelectingValue.contentLanguage("de") == "de")
+        #expect(SelectingValue.contentLanguage(" DE-AT ") == "de-at")
+        #expect(SelectingValue.contentLanguage("de, en") == nil)
+        #expect(SelectingValue.contentLanguage("*") == nil)
+        #expect(SelectingValue.contentLanguage("de_AT") == nil)
+        #expect(SelectingValue.contentLanguage("") == nil)
+        #expect(SelectingValue.contentLanguage(nil) == nil)
+    }
 }

@@ -5,8 +5,8 @@ import Testing
 
 /// `stale-while-revalidate` (RFC 5861): stale at once, revalidated behind.
 @Suite struct StaleWhileRevalidateTests {
-    @Test func withinTheWindowTheStaleResponseComesAtOnceAndIsRevalidatedBehind() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func withinTheWindowTheStaleResponseComesAtOnceAndIsRevalidatedBehind(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/swr?cc=max-age%3D10,%20stale-while-revalidate%3D60&etag=auto"
         let first = try await f.get(path)

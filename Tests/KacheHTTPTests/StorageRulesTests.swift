@@ -8,8 +8,8 @@ import FoundationNetworking
 
 /// What is stored, where, and what removes it.
 @Suite struct StorageRulesTests {
-    @Test func noStoreResponsesNeverReachTheDisk() async throws {
-        let f = try HTTPFixture(onDisk: true)
+    @Test(arguments: Transport.allCases) func noStoreResponsesNeverReachTheDisk(over transport: Transport) async throws {
+        let f = try HTTPFixture(onDisk: true, transport: transport)
         defer { f.stop() }
         for _ in 0 ..< 2 {
             #expect(try await f.get("/r/secret?cc=no-store,%20max-age%3D60&size=4000").source == .network)
@@ -90,8 +90,8 @@ import FoundationNetworking
         }
     }
 
-    @Test func statusHeadersAndBodySurviveReopeningTheCache() async throws {
-        let f = try HTTPFixture(onDisk: true)
+    @Test(arguments: Transport.allCases) func statusHeadersAndBodySurviveReopeningTheCache(over transport: Transport) async throws {
+        let f = try HTTPFixture(onDisk: true, transport: transport)
         defer { f.stop() }
         let path = "/r/durable?status=404&cc=max-age%3D60&header=X-Kind:gone"
         let first = try await f.get(path)
@@ -110,8 +110,8 @@ import FoundationNetworking
         #expect(try await f.server.requestCount("/r/durable") == 1)
     }
 
-    @Test func aSuccessfulUnsafeRequestRemovesTheStoredResponse() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func aSuccessfulUnsafeRequestRemovesTheStoredResponse(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/resource?cc=max-age%3D60"
         _ = try await f.get(path)
@@ -128,8 +128,8 @@ import FoundationNetworking
         #expect(try await f.server.requestCount("/r/resource") == 3)
     }
 
-    @Test func aPOSTResponseForItsOwnURLWithALifetimeAnswersALaterGET() async throws {
-        let f = try HTTPFixture()
+    @Test(arguments: Transport.allCases) func aPOSTResponseForItsOwnURLWithALifetimeAnswersALaterGET(over transport: Transport) async throws {
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         func post(_ path: String) async throws -> CachingClient.Response {
             var request = URLRequest(url: f.server.url(path))
@@ -153,10 +153,10 @@ import FoundationNetworking
         #expect(try await f.get(elsewhere).source == .network)
     }
 
-    @Test func aResponseThatMayNotBeStoredRemovesTheStoredOne() async throws {
+    @Test(arguments: Transport.allCases) func aResponseThatMayNotBeStoredRemovesTheStoredOne(over transport: Transport) async throws {
         // Version 1 may be served stale for 10 minutes; version 2 says no-store.
         // After version 2 arrives, a failing server must not bring version 1 back.
-        let f = try HTTPFixture()
+        let f = try HTTPFixture(transport: transport)
         defer { f.stop() }
         let path = "/r/flip?cc=max-age%3D10,%20stale-if-error%3D600&cc_v2=no-store&fail_after=2"
         _ = try await f.get(path)

@@ -28,6 +28,9 @@ launched process's when python3 is a wrapper script such as a pyenv shim). Every
   delay_after_first=S  requests after the first wait S seconds before answering
   gzip=1            the body is gzip-compressed, with Content-Encoding: gzip
   chunked=1         the body is sent with Transfer-Encoding: chunked
+  disconnect_after=N  requests after the N-th get no answer: the server reads
+                    the request and closes the connection (the conformance
+                    suite's "disconnect", as in stale-close-must-revalidate)
 
 A request whose If-None-Match matches the ETag (or, without an ETag, whose
 If-Modified-Since is not before Last-Modified) gets a 304 with the same fields
@@ -51,6 +54,7 @@ import re
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -162,6 +166,15 @@ class Handler(BaseHTTPRequestHandler):
         delay = one("delay_after_first")
         if delay is not None and count > 1:
             time.sleep(min(float(delay), 5.0))
+
+        disconnect_after = one("disconnect_after")
+        if disconnect_after is not None and count > int(disconnect_after):
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
 
         fail_after = one("fail_after")
         if fail_after is not None and count > int(fail_after):

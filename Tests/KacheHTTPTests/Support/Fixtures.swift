@@ -1,12 +1,25 @@
 import Foundation
 import Kache
 @testable import KacheHTTP
+import AsyncHTTPClient
+import KacheHTTPAsyncHTTPClient
+import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
+/// The transports a test can run over: `@Test(arguments: Transport.allCases)`
+/// runs it once over each.
+enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case urlSession
+    case asyncHTTPClient
+
+    var testDescription: String { rawValue }
+}
+
 /// A running test server, a cache on a manual clock set to the real time (the
-/// server's `Date` fields are real), and a client over both.
+/// server's `Date` fields are real), and a client over both, through a
+/// ``Transport`` (URLSession by default).
 ///
 /// ```swift
 /// let fixture = try HTTPFixture()
@@ -27,9 +40,11 @@ struct HTTPFixture {
     ///   - clockOffset: how far the client's clock is from the server's (both
     ///     stand at about the real time of the fixture's start, and move only by `advance`).
     ///   - policy: the client's policy; `makePolicy` builds it from the cache (for a Pool).
+    ///   - transport: how the client reaches the server.
     init(
         onDisk: Bool = false, clockOffset: Duration = .zero,
-        policy: CachePolicy = CachePolicy(), makePolicy: ((Kache) throws -> CachePolicy)? = nil
+        policy: CachePolicy = CachePolicy(), makePolicy: ((Kache) throws -> CachePolicy)? = nil,
+        transport: Transport = .urlSession
     ) throws {
         server = try TestServer()
         clock = ManualClock(Date())
@@ -44,7 +59,13 @@ struct HTTPFixture {
                 directory = nil
                 cache = try Kache(inMemory: Kache.Configuration(clock: clock))
             }
-            client = CachingClient(cache: cache, session: HTTPFixture.session(), policy: try makePolicy?(cache) ?? policy)
+            let policy = try makePolicy?(cache) ?? policy
+            switch transport {
+            case .urlSession:
+                client = CachingClient(cache: cache, session: HTTPFixture.session(), policy: policy)
+            case .asyncHTTPClient:
+                client = CachingClient(cache: cache, transport: AsyncHTTPClientTransport(client: HTTPFixture.httpClient), policy: policy)
+            }
         } catch {
             server.stop()
             throw error
@@ -57,6 +78,16 @@ struct HTTPFixture {
         configuration.timeoutIntervalForRequest = 10
         return CachingClient.makeSession(configuration: configuration)
     }
+
+    /// The AsyncHTTPClient of the tests: as the transport's shared client, but
+    /// failing at once when a connection is refused (the tests stop servers on
+    /// purpose) instead of retrying until the connect timeout. Never shut down.
+    static let httpClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(10))
+        return AsyncHTTPClientTransport.makeClient(configuration: configuration)
+    }()
 
     /// Moves time forward for both sides: the client's clock and the server's
     /// `Date`, as real time would.
