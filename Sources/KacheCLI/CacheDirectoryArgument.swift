@@ -14,6 +14,15 @@ struct CacheDirectoryArgument: ParsableArguments {
         try CacheDirectory(url: url)
     }
 
+    /// Throws `locked` when another process holds the writer lock: a command
+    /// that reads its input from stdin checks this before it waits for it.
+    func checkNotLocked() throws {
+        let directory = try open()
+        if let holder = directory.readLockHolder() {
+            throw CacheDirectoryError.locked(path: directory.url.path, holderPID: holder.pid)
+        }
+    }
+
     /// Opens the cache for writing, as an application would: takes the writer
     /// lock, and (like any writer's opening) removes entries whose time is up.
     ///

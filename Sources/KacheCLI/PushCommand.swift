@@ -38,10 +38,7 @@ struct PushCommand: DirectoryCommand {
 
     func run() throws {
         // Fail before waiting for the item when the directory can't take it.
-        let directory = try location.open()
-        if let holder = directory.readLockHolder() {
-            throw CacheDirectoryError.locked(path: directory.url.path, holderPID: holder.pid)
-        }
+        try location.checkNotLocked()
         let item = try ValueStreams.readAll(from: input)
         let cache = try location.openForWriting()
         defer { try? cache.close() }

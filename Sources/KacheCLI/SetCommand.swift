@@ -42,10 +42,7 @@ struct SetCommand: DirectoryCommand {
 
     func run() throws {
         // Fail before waiting for the value when the directory can't take it.
-        let directory = try location.open()
-        if let holder = directory.readLockHolder() {
-            throw CacheDirectoryError.locked(path: directory.url.path, holderPID: holder.pid)
-        }
+        try location.checkNotLocked()
         let value = try ValueStreams.readAll(from: input)
         let cache = try location.openForWriting()
         defer { try? cache.close() }
