@@ -92,55 +92,6 @@ extension TemporaryDirectory {
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("manifest").path))
     }
 
-    @Test func theDirectoryNeverGrowsPastTheBudgetAndTheEarliestExpiringGo() throws {
-        let clock = ManualClock()
-        let dir = TemporaryDirectory()
-        let cache = try Kache(directory: dir.url, configuration: configuration(clock))
-        var random = SeededGenerator(seed: 9)
-        // Reference: a list sorted by expiry, charged whole 4 KiB blocks per file;
-        // before each insert the earliest-expiring entries go until the new one fits.
-        let unit = 4096
-        var model: [(key: String, expiry: Int, charge: Int)] = []
-        for i in 0 ..< 200 {
-            let ttl = Int.random(in: 100 ... 10_000, using: &random)
-            let size = Int.random(in: 10 ... 9000, using: &random)
-            let key = "k\(i)"
-            try cache.set(incompressible(size, seed: UInt64(i)), forKey: key, ttl: .seconds(ttl))
-            let charge = (EntryFile.headerSize + key.utf8.count + size + unit - 1) / unit * unit
-            while model.reduce(0, { $0 + $1.charge }) + charge > Self.budget { model.removeFirst() }
-            model.append((key, ttl, charge))
-            model.sort { $0.expiry < $1.expiry }
-            #expect(dir.allocatedBytes(under: "objects") <= Self.budget, "after set \(i)")
-            #expect(dir.allocatedBytes(under: "objects") == cache.statistics.allocatedBytes, "after set \(i)")
-            let live = (0 ... i).map { "k\($0)" }.filter { cache.contains($0) }
-            #expect(Set(live) == Set(model.map(\.key)), "after set \(i)")
-            cache.checkInvariants()
-        }
-        #expect(cache.statistics.budgetEvictions > 100)
-    }
-
-    @Test func evictionOrderMatchesAListSortedByExpiry() throws {
-        let clock = ManualClock()
-        let scratch = TemporaryDirectory()
-        let cache = try Kache(directory: scratch.url, configuration: configuration(clock, budget: 5 * 4096))
-        // Each value fits one 4 KiB block: the budget holds five entries.
-        let ttls = [50, 10, 40, 20, 30, 60, 5, 70]
-        var model: [(key: String, expiry: Int)] = []
-        var evicted: [String] = []
-        for (i, ttl) in ttls.enumerated() {
-            try cache.set(Data(count: 100), forKey: "k\(i)", ttl: .seconds(ttl))
-            model.append(("k\(i)", ttl))
-            model.sort { $0.expiry < $1.expiry }
-            while model.count > 5 {
-                // The new key is never evicted for itself: drop the earliest other.
-                let index = model.firstIndex { $0.key != "k\(i)" }!
-                evicted.append(model.remove(at: index).key)
-            }
-        }
-        for key in evicted { #expect(!cache.contains(key), "\(key) should have been evicted") }
-        for (key, _) in model { #expect(cache.contains(key), "\(key) should remain") }
-    }
-
     @Test func aValueLargerThanTheBudgetIsRefusedAndNothingIsEvicted() throws {
         let clock = ManualClock()
         let dir = TemporaryDirectory()

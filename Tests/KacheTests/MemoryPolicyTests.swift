@@ -164,6 +164,33 @@ struct S3FIFOModel {
         #expect(cache.statistics.diskHits == later.diskHits + 1, "a read from before it left memory was counted")
     }
 
+    /// Values not yet written can't leave memory: the hand parks each one it
+    /// finds outside the queues, so the next insert's hand does not pass over
+    /// it again, and it goes back to its queue when its write lands.
+    @Test func aValueNotYetWrittenIsParkedUntilItsWriteLands() {
+        var state = StoreState(memoryLimit: 10 * MemoryBudget.charge(forValueOf: 500), keepsFiles: true)
+        var insertions: [StoreState.Insertion] = []
+        for i in 0 ..< 30 {
+            insertions.append(state.insert(space: StoreState.topLevel, key: "k\(i)", value: compressible(500, seed: i), expiry: .max, now: 0, fileLength: 600))
+        }
+        // Nothing could leave: every value is parked, none waits in a queue for the next hand.
+        #expect(state.memory.values == 30)
+        #expect(state.memory.parked.count == 30)
+        #expect(state.memory.small.isEmpty && state.memory.main.isEmpty)
+        var ledger = SegmentStore.LedgerChanges()
+        for (i, insertion) in insertions.enumerated() {
+            _ = state.markWritten(
+                space: StoreState.topLevel, key: "k\(i)", sequence: insertion.sequence, ref: insertion.ref,
+                location: RecordLocation(segment: 1, offset: i * 8, length: 100), ledger: &ledger
+            )
+        }
+        // Written, they went back to their queues and the hand took memory back within its budget.
+        #expect(state.memory.parked.isEmpty)
+        #expect(!state.memory.valuesAreOver)
+        #expect(state.memory.values == 10)
+        state.checkInvariants()
+    }
+
     /// Memory over its budget through the write-behind queue alone, with
     /// every queued slot stale: making room returns (it once spun forever,
     /// asking an empty queue for a slot).

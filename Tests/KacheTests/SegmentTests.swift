@@ -388,7 +388,7 @@ import Testing
         #expect(cache.statistics.budgetEvictions > 0)
         // Slack: one segment file's worth (a 16th of the budget) and the blocks open files round up to.
         #expect(worst <= budget + budget / 16 + 64 * 4096, "du reached \(worst) bytes for a budget of \(budget)")
-        // The earliest-expiring go first: the newest of the longest-lived group stay.
+        // Nothing was read: the first set go first, and the newest of the longest-lived group stay.
         let newest = stride(from: 5903, to: 6000, by: 4).filter { cache.data(forKey: "k\($0)") == compressible(1024, seed: $0) }.count
         #expect(newest == 25)
         cache.checkInvariants()

@@ -175,6 +175,7 @@ extension Kache {
                 }
             }
             disk.segments.noteCheckpoint(stale ? (manifest?.nextSequence ?? 0) : state.nextSequence)
+            state.rebuildDiskQueues()
             var removals = state.sweep(now: now)
             for space in state.spaces.indices { removals += state.trimToCapacity(space: space) }
             removals += state.makeRoom(forBytes: 0)

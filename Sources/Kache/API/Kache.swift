@@ -237,6 +237,7 @@ public final class Kache: Sendable {
                 diskBudget: state.budget.limit,
                 budgetEvictions: state.budget.evictions,
                 budgetEvictedBytes: state.budget.evictedBytes,
+                budgetGhostHits: state.counters.budgetGhostHits,
                 segmentFiles: segments.fileCount,
                 segmentBytes: segments.totalBytes,
                 deadBytes: segments.deadBytes,

@@ -58,6 +58,10 @@ public struct Statistics: Sendable, Equatable, Codable {
     public var budgetEvictions: UInt64
     /// Bytes those evictions freed.
     public var budgetEvictedBytes: Int
+    /// New keys that entered the disk budget's main queue at once because
+    /// the budget remembered them: set again soon after they were evicted
+    /// unread (S3-FIFO's ghost hits, for the disk budget).
+    public var budgetGhostHits: UInt64
     /// Segment files on disk, where small entries' records are appended.
     public var segmentFiles: Int
     /// Bytes of the segment files, live and dead records together.

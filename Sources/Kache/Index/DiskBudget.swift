@@ -23,6 +23,12 @@ struct DiskBudget: Sendable {
     let segmentThreshold: Int
     /// Bytes charged to live entries' records.
     private(set) var charged = 0
+    /// The part of `charged` of entries in the disk queues' `main` (`DiskQueues`).
+    private(set) var mainCharged = 0
+    /// The share of a segment block a record took per byte of its key and
+    /// value, as records written lately took it: what a pending record bound
+    /// for a segment is charged by (`expectedShare`). 1 until one is written.
+    private(set) var shareRatio = 1.0
     /// Bytes of the keys of live entries (the manifest lists each).
     private(set) var keyBytes = 0
     /// Live entries with a version on disk, and the bytes of those records.
@@ -46,11 +52,38 @@ struct DiskBudget: Sendable {
         length == 0 ? 0 : (length + unit - 1) / unit * unit
     }
 
+    /// The part of `charged` of entries in the disk queues' `small`.
+    var smallCharged: Int { charged - mainCharged }
+
     /// What an entry of a record of `length` bytes is charged: a file of its
     /// own takes whole blocks, a record in a segment its length.
     func charge(forLength length: Int) -> Int {
         guard keepsFiles else { return 0 }
         return length < segmentThreshold ? length : allocation(forLength: length)
+    }
+
+    /// What a pending record of `length` raw bytes, for a key of `keyBytes`
+    /// and a value of `rawSize`, is charged (its `EntryRecord.length`): the
+    /// length of a file of its own; the share of its block that records
+    /// bound for a segment took lately, never more than its raw length.
+    ///
+    /// Why not the raw length, as a file's: segment blocks are compressed
+    /// together, and a 1 KiB JSON value takes about a quarter of that. Charged
+    /// whole, the records waiting for the writer took most of a small budget,
+    /// and the budget held a quarter of the entries it had room for (W9).
+    /// A record that takes more than expected is settled when it lands
+    /// (`StoreState.settleDiskBudget`).
+    func expectedShare(length: Int, keyBytes: Int, rawSize: Int) -> Int {
+        guard keepsFiles, length < segmentThreshold else { return length }
+        return min(length, max(1, Int((Double(keyBytes + rawSize) * shareRatio).rounded(.up))))
+    }
+
+    /// Learns from a record of a key of `keyBytes` and a value of `rawSize`
+    /// that took `share` bytes of its segment block: an average over about
+    /// the last 32 records.
+    mutating func learnShare(_ share: Int, keyBytes: Int, rawSize: Int) {
+        let observed = Double(share) / Double(max(keyBytes + rawSize, 1))
+        shareRatio = min(max(shareRatio + (observed - shareRatio) / 32, 1.0 / 256), 4)
     }
 
     /// What `record` is charged: by the rule above while its version is
@@ -67,7 +100,10 @@ struct DiskBudget: Sendable {
     /// from `old` to `new` (nil: the key was absent, or leaves). The one place
     /// the totals change, so that they always add up (`checkInvariants`).
     mutating func account(replacing old: EntryRecord?, with new: EntryRecord?, keyBytes: Int) {
-        charged += (new.map(charge(of:)) ?? 0) - (old.map(charge(of:)) ?? 0)
+        let newCharge = new.map(charge(of:)) ?? 0
+        let oldCharge = old.map(charge(of:)) ?? 0
+        charged += newCharge - oldCharge
+        mainCharged += (new?.diskPlace.inMain == true ? newCharge : 0) - (old?.diskPlace.inMain == true ? oldCharge : 0)
         self.keyBytes += (new == nil ? 0 : keyBytes) - (old == nil ? 0 : keyBytes)
         files += (new?.location == nil ? 0 : 1) - (old?.location == nil ? 0 : 1)
         fileBytes += (new?.fileSize ?? 0) - (old?.fileSize ?? 0)
@@ -77,6 +113,7 @@ struct DiskBudget: Sendable {
     /// forgotten) that accounted entries on another core during a restore.
     mutating func add(entriesOf part: DiskBudget) {
         charged += part.charged
+        mainCharged += part.mainCharged
         keyBytes += part.keyBytes
         files += part.files
         fileBytes += part.fileBytes
@@ -85,6 +122,7 @@ struct DiskBudget: Sendable {
     /// Forgets every entry's charge (before a restore); the footprint and counts stay.
     mutating func forgetEntries() {
         charged = 0
+        mainCharged = 0
         keyBytes = 0
         files = 0
         fileBytes = 0
@@ -94,6 +132,7 @@ struct DiskBudget: Sendable {
     /// entry afresh (`StoreState.checkInvariants`), and the charge is within the limit.
     func checkTotals(against recount: DiskBudget) {
         precondition(charged == recount.charged, "disk budget charged \(charged) != sum \(recount.charged)")
+        precondition(mainCharged == recount.mainCharged, "disk budget's main queue charged \(mainCharged) != sum \(recount.mainCharged)")
         precondition(keyBytes == recount.keyBytes, "disk budget key bytes \(keyBytes) != sum \(recount.keyBytes)")
         precondition(files == recount.files && fileBytes == recount.fileBytes,
                      "disk totals \(files)/\(fileBytes) != \(recount.files)/\(recount.fileBytes)")
@@ -154,30 +193,5 @@ extension StoreState {
     mutating func noteQuarantined(bytes: Int) {
         counters.quarantined += 1
         budget.footprint += bytes
-    }
-
-    /// Evicts entries in order of earliest expiry, across every key space, until
-    /// `bytes` more of entry files (and a new entry of `newKeyBytes`) fit within the disk budget.
-    /// - Complexity: O(log n + key spaces) per evicted entry; never a scan.
-    mutating func makeRoom(forBytes bytes: Int, newKeyBytes: Int? = nil) -> [Removal] {
-        var removals: [Removal] = []
-        while wouldExceedDiskBudget(adding: bytes, newKeyBytes: newKeyBytes), let (space, key, record) = popEarliestAcrossKeySpaces() {
-            budget.evictions += 1
-            budget.evictedBytes += budget.charge(of: record)
-            removals.append(noteRemoved(space: space, key: key, record: record))
-        }
-        if !removals.isEmpty { mutations += 1 }
-        return removals
-    }
-
-    /// Removes the entry that expires first in the whole cache (ties: written first).
-    private mutating func popEarliestAcrossKeySpaces() -> (space: Int, key: String, record: EntryRecord)? {
-        var best: (space: Int, item: ExpiryIndex.Item)?
-        for space in spaces.indices {
-            guard let item = spaces[space].earliestItem(index: index) else { continue }
-            if best == nil || item < best!.item { best = (space, item) }
-        }
-        guard let best, let (key, record) = spaces[best.space].popEarliest(index: index) else { return nil }
-        return (best.space, key, record)
     }
 }

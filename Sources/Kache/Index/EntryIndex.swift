@@ -51,8 +51,12 @@ final class EntryIndex: Sendable {
 
     private let shards: [Locked<IndexShard>]
     private let closed = Atomic<Bool>(false)
-    init() {
+    /// Whether a hit counts for the disk budget's queues (there is a budget).
+    let countsDiskReads: Bool
+
+    init(countsDiskReads: Bool = false) {
         shards = (0 ..< Self.shardCount).map { _ in Locked(IndexShard()) }
+        self.countsDiskReads = countsDiskReads
     }
 
     /// Runs `body` under shard `index`'s lock.
@@ -99,6 +103,7 @@ final class EntryIndex: Sendable {
                 shard.misses += 1
                 return .miss
             }
+            if countsDiskReads { shard.noteDiskRead(slot: slot) }
             guard let value = shard.value(at: slot) else {
                 return .onDisk(sequence: entry.sequence, location: diskLocation(entry, slot: slot, in: shard))
             }
@@ -193,12 +198,12 @@ final class EntryIndex: Sendable {
         let (entry, superseded) = pack(record, key: key, space: space16)
         if let slot = shard.find(space: space16, key: key, hash: hash) {
             let previous = self.record(in: shard, slot: slot)
-            shard.update(slot: slot, with: entry, superseded: superseded)
+            shard.update(slot: slot, with: entry, diskPlace: record.diskPlace, superseded: superseded)
             return (previous, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
         }
-        let slot = shard.insert(entry, hash: hash)
+        let slot = shard.insert(entry, diskPlace: record.diskPlace, hash: hash)
         // A new slot has no superseded version to replace.
-        if superseded != nil { shard.update(slot: slot, with: entry, superseded: superseded) }
+        if superseded != nil { shard.update(slot: slot, with: entry, diskPlace: record.diskPlace, superseded: superseded) }
         return (nil, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
     }
 
@@ -253,6 +258,13 @@ final class EntryIndex: Sendable {
     func sequence(_ ref: EntryRef) -> UInt64? {
         withShard(ref.shard) { shard in
             shard.isCurrent(slot: ref.slot, tag: ref.tag) ? shard.entries[ref.slot].sequence : nil
+        }
+    }
+
+    /// The disk budget's place of the entry `ref` names, nil when its slot holds another version now.
+    func diskPlace(_ ref: EntryRef) -> DiskPlace? {
+        withShard(ref.shard) { shard in
+            shard.isCurrent(slot: ref.slot, tag: ref.tag) ? shard.diskPlaces[ref.slot] : nil
         }
     }
 
@@ -371,7 +383,7 @@ final class EntryIndex: Sendable {
         let result = body(&record)
         let entry = shard.entries[slot]
         let (packed, superseded) = pack(record, key: entry.key, space: entry.space)
-        shard.update(slot: slot, with: packed, superseded: superseded)
+        shard.update(slot: slot, with: packed, diskPlace: record.diskPlace, superseded: superseded)
         return result
     }
 
@@ -395,7 +407,7 @@ final class EntryIndex: Sendable {
         return EntryRecord(
             expiry: shard.entries[slot].expiry, sequence: sequence, rawSize: Int(shard.entries[slot].rawSize),
             value: withValue ? shard.value(at: slot) : nil,
-            frequency: shard.entries[slot].frequency, isPendingWrite: pending, length: Int(length),
+            frequency: shard.entries[slot].frequency, diskPlace: shard.diskPlaces[slot], isPendingWrite: pending, length: Int(length),
             location: pending ? old?.location : written ? RecordLocation(place: shard.entries[slot].place, length: Int(length)) : nil,
             diskSequence: pending ? old?.sequence ?? 0 : (written ? sequence : 0)
         )

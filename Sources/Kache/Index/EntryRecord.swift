@@ -17,10 +17,15 @@ struct EntryRecord: Sendable {
     /// Reads from memory since the value entered it, at most 3: S3-FIFO's
     /// counter (`MemoryBudget`), which its queues' hands count down.
     var frequency: UInt8 = 0
+    /// Its place in the disk budget's queues, and reads counted there (`DiskQueues`).
+    var diskPlace = DiskPlace()
     /// The value is not yet in its file: it must stay in memory until it is.
     var isPendingWrite: Bool
-    /// The length of this version's record (its file or its place in a
-    /// segment), written or not; 0 in `memory` durability.
+    /// What this version's record costs on disk: once written, the length
+    /// of its file or its share of its segment block; while pending, the
+    /// length of its file, or for a record bound for a segment the share the
+    /// disk budget expects it to take (`DiskBudget.expectedShare`); 0 in
+    /// `memory` durability.
     var length: Int
     /// Where this key is on disk: this version once written, an older one
     /// while this one is pending; nil when none is. The record store chose

@@ -9,8 +9,8 @@ import DequeModule
 /// 64 bytes of its own (its hash in the queue and in the lookup), so tiny
 /// values must not let it grow past a sixteenth of the budget.
 struct GhostQueue: Sendable {
-    let limit: Int
-    let maximumCount: Int
+    private(set) var limit: Int
+    private(set) var maximumCount: Int
     /// Charges of the keys remembered now.
     private(set) var bytes = 0
     /// Oldest first; an item whose serial is no longer its key's in `members` was forgotten.
@@ -24,6 +24,13 @@ struct GhostQueue: Sendable {
     }
 
     var count: Int { members.count }
+
+    /// Sets new bounds, which the next `add` keeps (the disk budget's room
+    /// for records, and its entries, change as it fills).
+    mutating func resize(limit: Int, maximumCount: Int) {
+        self.limit = max(limit, 0)
+        self.maximumCount = max(maximumCount, 0)
+    }
 
     /// Remembers the key hashing to `hash`, whose value was charged `charge`
     /// bytes; a key remembered already keeps its place.

@@ -123,6 +123,8 @@ struct IndexShard: Sendable {
     /// that most probes that miss never touch an entry; 0 is empty.
     private var buckets = [UInt32](repeating: 0, count: 16)
     private(set) var entries: [Entry] = []
+    /// Each slot's `DiskPlace`, beside `entries`.
+    private(set) var diskPlaces: [DiskPlace] = []
     private var freeSlots: [UInt32] = []
     private(set) var superseded: [UInt32: DiskVersion] = [:]
     private(set) var count = 0
@@ -170,16 +172,18 @@ struct IndexShard: Sendable {
 
     /// Adds an entry whose key is not in the shard yet.
     /// - Returns: its slot.
-    mutating func insert(_ entry: consuming Entry, hash: Int) -> Int {
+    mutating func insert(_ entry: consuming Entry, diskPlace: DiskPlace, hash: Int) -> Int {
         if (count + 1) * 4 > buckets.count * 3 { grow() }
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = Int(free)
             entries[slot] = entry
+            diskPlaces[slot] = diskPlace
         } else {
             slot = entries.count
             precondition(slot < Self.maximumSlots, "an index shard is full (\(Self.maximumSlots) entries)")
             entries.append(entry)
+            diskPlaces.append(diskPlace)
         }
         entries[slot].flags.insert(.occupied)
         place(slot: slot, hash: hash)
@@ -209,13 +213,16 @@ struct IndexShard: Sendable {
         entries[slot] = Entry(
             key: "", expiry: 0, sequence: 0, value: nil, place: 0, length: 0, rawSize: 0, space: 0, flags: []
         )
+        diskPlaces[slot] = DiskPlace()
         freeSlots.append(UInt32(slot))
         count -= 1
     }
 
-    /// Replaces the entry in `slot` with `entry`, of the same key, and its superseded version.
-    mutating func update(slot: Int, with entry: Entry, superseded version: DiskVersion?) {
+    /// Replaces the entry in `slot` with `entry`, of the same key, its place
+    /// in the disk budget's queues, and its superseded version.
+    mutating func update(slot: Int, with entry: Entry, diskPlace: DiskPlace, superseded version: DiskVersion?) {
         entries[slot] = entry
+        diskPlaces[slot] = diskPlace
         entries[slot].flags.insert(.occupied)
         // Almost always none, and none before: don't hash the slot to remove nothing.
         if version != nil || !superseded.isEmpty { superseded[UInt32(slot)] = version }
@@ -224,6 +231,11 @@ struct IndexShard: Sendable {
     /// Counts a read of the value in `slot` (saturating).
     mutating func noteRead(slot: Int) {
         if entries[slot].frequency < Entry.highestFrequency { entries[slot].frequency += 1 }
+    }
+
+    /// Counts a read of the entry in `slot` for the disk budget (saturating).
+    mutating func noteDiskRead(slot: Int) {
+        diskPlaces[slot].noteRead()
     }
 
     /// Puts `value` in memory for the entry in `slot`, or takes it out (nil).
@@ -274,6 +286,7 @@ struct IndexShard: Sendable {
     /// grows the table nor moves the slab (a restore knows its count).
     mutating func reserveCapacity(_ count: Int) {
         entries.reserveCapacity(count)
+        diskPlaces.reserveCapacity(count)
         var size = buckets.count
         while count * 4 > size * 3 { size *= 2 }
         if size > buckets.count { rehash(buckets: size) }

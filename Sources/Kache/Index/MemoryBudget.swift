@@ -23,8 +23,12 @@ import KacheStorage
 ///   memory, one that finds `small` full goes to `main`.
 ///
 /// These are the rules of libCacheSim's S3-FIFO, which W9 measures beside
-/// (`scripts/hit-ratio.sh`). Values not yet written to their file are
-/// passed over, to their queue's end, since memory is their only copy.
+/// (`scripts/hit-ratio.sh`). A value not yet written to its file can't
+/// leave, since memory is its only copy: the hand that finds one parks it
+/// outside the queues (`parked`) until its write lands, then it goes back to
+/// the end of its queue. Passed over in place instead, it came round again
+/// and again while the writer lagged: with the memory budget about as large
+/// as the disk budget, W9 spent a third of its time in the hand.
 struct MemoryBudget: Sendable {
     /// An entry's place in a queue, with the bytes its value was charged
     /// when it joined. A place whose entry is gone, or is another version, or
@@ -52,6 +56,10 @@ struct MemoryBudget: Sendable {
     private(set) var smallBytes = 0
     private(set) var mainBytes = 0
     private(set) var ghost: GhostQueue
+    /// Slots of values found pinned (not yet written) by a hand, with the
+    /// queue they left, by `EntryRef.packed`: out of the queues and their
+    /// tallies until the write lands (`unpark`).
+    private(set) var parked: [UInt64: (slot: Slot, queue: Queue)] = [:]
     /// Whether any value has left memory for the budget yet.
     private var hasEvicted = false
 
@@ -160,6 +168,21 @@ struct MemoryBudget: Sendable {
         }
     }
 
+    /// Holds `slot`, taken from `queue`, whose value is not yet written,
+    /// outside the queues. Parked slots whose entries `isLive` no longer
+    /// accepts are dropped when they outnumber the values.
+    mutating func park(_ slot: Slot, from queue: Queue, isLive: (Slot) -> Bool) {
+        parked[slot.ref.packed] = (slot, queue)
+        if parked.count > values + 1024 { parked = parked.filter { isLive($0.value.slot) } }
+    }
+
+    /// Puts the slot of `ref` back at the end of the queue it was parked
+    /// from, if a hand parked it: its value has been written.
+    mutating func unpark(_ ref: EntryRef) {
+        guard !parked.isEmpty, let (slot, queue) = parked.removeValue(forKey: ref.packed) else { return }
+        append(slot, to: queue)
+    }
+
     /// Notes that the value of `slot`, taken from `queue`, left memory (its
     /// charge is `release`d apart); the ghost remembers a key that left `small`.
     mutating func noteEvicted(_ slot: Slot, from queue: Queue, keyHash: Int) {
@@ -177,6 +200,7 @@ struct MemoryBudget: Sendable {
         smallBytes = 0
         mainBytes = 0
         ghost.removeAll()
+        parked.removeAll()
         hasEvicted = false
     }
 }
@@ -204,7 +228,7 @@ extension StoreState {
     /// - Complexity: O(1) amortized per value admitted.
     mutating func enforceMemoryBudget(makingRoomFor incoming: Int = 0) {
         // Each slot is passed over at most four times a call: three reads
-        // counted down, and once pinned. More means every value is pinned.
+        // counted down, and once parked (pinned).
         var budget = (memory.small.count + memory.main.count) * 4 + 4
         while memory.isOver(adding: incoming), budget > 0, !memory.small.isEmpty || !memory.main.isEmpty {
             // Never an empty queue: `main` when `small` is empty.
@@ -244,7 +268,7 @@ extension StoreState {
         case .stale:
             return false
         case .pinned:
-            memory.append(slot, to: queue)
+            memory.park(slot, from: queue) { [index] in index.holdsValue($0.ref) }
             return false
         case .goRound, .promote:
             memory.append(slot, to: .main)

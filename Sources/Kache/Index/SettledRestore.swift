@@ -145,7 +145,8 @@ extension StoreState {
                 for picks in lists {
                     for pick in picks {
                         let record = EntryRecord(
-                            expiry: pick.expiry, sequence: pick.sequence, rawSize: pick.rawSize, value: nil, isPendingWrite: false,
+                            expiry: pick.expiry, sequence: pick.sequence, rawSize: pick.rawSize, value: nil,
+                            diskPlace: DiskPlace(inMain: true), isPendingWrite: false,
                             length: pick.location.length, location: pick.location, diskSequence: pick.sequence
                         )
                         let (previous, ref) = upsert(Int(pick.space), pick.key, pick.hash, record)

@@ -50,6 +50,15 @@ extension StoreState {
                 precondition(sequences == sequences.sorted(), "queue \(space.name): sequence numbers do not ascend")
             }
         }
+        if keepsDiskQueues {
+            // Every entry is in the disk queue its place names (a reinstated one maybe twice: harmless).
+            let small = Set(diskQueues.small.map(\.packed))
+            let main = Set(diskQueues.main.map(\.packed))
+            for (_, key, record, ref) in entries {
+                let queue = record.diskPlace.inMain ? main : small
+                precondition(queue.contains(ref.packed), "entry \(key) is not in its disk queue")
+            }
+        }
         memory.checkTotals(bytes: memoryBytes, values: memoryValues, anyPinned: pinned)
         budget.checkTotals(against: recount)
         precondition(raw == rawBytes, "raw bytes \(rawBytes) != sum \(raw)")

@@ -69,6 +69,7 @@ extension StoreState {
         memory.forgetValues()
         rawBytes = 0
         budget.forgetEntries()
+        diskQueues.removeAll()
     }
 
     /// Drops every value from memory (their files stay).

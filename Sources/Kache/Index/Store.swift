@@ -18,6 +18,8 @@ struct StoreState: Sendable {
     var rawBytes = 0
     /// The disk budget, what is charged to it, and the records on disk.
     var budget: DiskBudget
+    /// Which entries leave first for the disk budget (empty without one).
+    var diskQueues = DiskQueues()
     /// The segment files, told which of their records hold live entries; nil
     /// in `memory` durability.
     let segments: SegmentStore?
@@ -44,6 +46,8 @@ struct StoreState: Sendable {
         var evictions: UInt64 = 0
         var memoryEvictions: UInt64 = 0
         var memoryGhostHits: UInt64 = 0
+        /// New keys the disk budget's ghost remembered (`DiskQueues`).
+        var budgetGhostHits: UInt64 = 0
         var quarantined: UInt64 = 0
         var readErrors: UInt64 = 0
     }
@@ -57,7 +61,7 @@ struct StoreState: Sendable {
     ) {
         self.segments = segments
         budget = DiskBudget(limit: diskBudget, unit: allocationUnit, keepsFiles: keepsFiles, segmentThreshold: segmentThreshold)
-        index = EntryIndex()
+        index = EntryIndex(countsDiskReads: budget.limit != nil)
         memory = MemoryBudget(limit: memoryLimit, queued: writeBehindBytes)
         self.keepsFiles = keepsFiles
     }
@@ -158,18 +162,21 @@ struct StoreState: Sendable {
                 counters.evictions += 1
             }
         }
-        let length = keepsFiles ? fileLength : 0
+        let length = keepsFiles ? budget.expectedShare(length: fileLength, keyBytes: key.utf8.count, rawSize: value.count) : 0
         // Evictions may have taken `key` itself (a full Queue): look again after each.
         if removals.count > evictedFrom { current = index.record(space: space, key: key) }
         let evictedForBudgetFrom = removals.count
+        let recalled = current == nil && recallForDiskBudget(space: space, key: key)
         removals += makeRoom(forBytes: budget.charge(forLength: length) - (current.map(budget.charge(of:)) ?? 0), newKeyBytes: key.utf8.count)
         if removals.count > evictedForBudgetFrom { current = index.record(space: space, key: key) }
+        let diskPlace = diskPlace(replacing: current, recalled: recalled)
         let record = EntryRecord(
-            expiry: expiry, sequence: sequence, rawSize: value.count, value: value,
+            expiry: expiry, sequence: sequence, rawSize: value.count, value: value, diskPlace: diskPlace,
             isPendingWrite: keepsFiles, length: length, location: current?.location, diskSequence: current?.diskSequence ?? 0
         )
         let (previous, ref) = index.upsert(space: space, key: key, record)
         spaces[space].noteAdded(ref, expiry: expiry, isNew: previous == nil, index: index)
+        enqueueForDiskBudget(ref, at: diskPlace)
         budget.account(replacing: previous, with: record, keyBytes: key.utf8.count)
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
@@ -293,6 +300,7 @@ struct StoreState: Sendable {
         record.frequency = 0
         let (_, ref) = index.upsert(space: space, key: removal.key, record)
         spaces[space].noteReinstated(ref, expiry: record.expiry, space: space, index: index)
+        enqueueForDiskBudget(ref, at: record.diskPlace)
         rawBytes += record.rawSize
         budget.account(replacing: nil, with: record, keyBytes: removal.key.utf8.count)
         segments?.noteLive(location)
@@ -318,6 +326,7 @@ struct StoreState: Sendable {
             record.length = location.length
             record.diskSequence = sequence
             record.isPendingWrite = false
+            if old.isPendingWrite, !location.isOwnFile { budget.learnShare(location.length, keyBytes: key.utf8.count, rawSize: record.rawSize) }
             budget.account(replacing: old, with: record, keyBytes: key.utf8.count)
             return (location: old.location, inOwnFile: old.isInOwnFile)
         }
@@ -327,6 +336,7 @@ struct StoreState: Sendable {
         }
         // The entry's location changed: a manifest snapshot taken before no longer describes it.
         mutations += 1
+        if !memory.parked.isEmpty, let ref = ref ?? index.ref(space: space, key: key) { memory.unpark(ref) }
         if let old = previous.location { ledger.noteDead(old) }
         ledger.noteAppended(location, sequence: sequence, live: true)
         if memory.isOver { enforceMemoryBudget() }
@@ -382,8 +392,9 @@ struct StoreState: Sendable {
         space: Int, key: String, expiry: Timestamp, sequence: UInt64, rawSize: Int, location: RecordLocation,
         live: inout [RecordLocation]
     ) {
+        // Every restored entry in the disk queues' `main` (`rebuildDiskQueues`).
         let record = EntryRecord(
-            expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil,
+            expiry: expiry, sequence: sequence, rawSize: rawSize, value: nil, diskPlace: DiskPlace(inMain: true),
             isPendingWrite: false, length: location.length, location: location, diskSequence: sequence
         )
         let (previous, ref) = index.upsert(space: space, key: key, record)

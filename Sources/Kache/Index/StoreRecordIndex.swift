@@ -25,26 +25,28 @@ struct StoreRecordIndex: RecordIndex {
         store.withLock { state in versions.map { state.currentLocation(space: $0.space, key: $0.key, sequence: $0.sequence) } }
     }
 
-    func commit(_ landed: [(version: RecordVersion, location: RecordLocation)]) -> [RecordVersion] {
+    func commit(_ landed: [(version: RecordVersion, location: RecordLocation)]) -> Commit {
         store.withLock { state in
             var ledger = SegmentStore.LedgerChanges()
-            defer { state.segments?.apply(ledger) }
-            return landed.compactMap { version, location in
+            let leftOwnFiles = landed.compactMap { version, location in
                 state.markWritten(
                     space: version.space, key: version.key, sequence: version.sequence,
                     ref: version.indexHandle.map(EntryRef.init(packed:)), location: location, ledger: &ledger
                 ) ? version : nil
             }
+            state.segments?.apply(ledger)
+            return Commit(leftOwnFiles: leftOwnFiles, evicted: state.settleDiskBudget().recordRemovals)
         }
     }
 
-    func relocate(_ moves: [(version: RecordVersion, from: RecordLocation, to: RecordLocation)]) {
+    func relocate(_ moves: [(version: RecordVersion, from: RecordLocation, to: RecordLocation)]) -> [RecordRemoval] {
         store.withLock { state in
             var ledger = SegmentStore.LedgerChanges()
             for (version, from, to) in moves {
                 _ = state.relocate(space: version.space, key: version.key, sequence: version.sequence, from: from, to: to, ledger: &ledger)
             }
             state.segments?.apply(ledger)
+            return state.settleDiskBudget().recordRemovals
         }
     }
 

@@ -151,7 +151,7 @@ package final class Reclaimer: Sendable {
                     return
                 }
                 copied += copies.reduce(0) { $0 + $1.length }
-                index.relocate(zip(records, copies).map { ($0.version, $0.from, $1) })
+                files.remove(index.relocate(zip(records, copies).map { ($0.version, $0.from, $1) }))
             }
             files.counters.compactions.add(1, ordering: .relaxed)
         }

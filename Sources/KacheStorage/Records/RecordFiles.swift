@@ -63,7 +63,7 @@ package struct RecordFiles: Sendable {
             return true
         }
         if written {
-            _ = index.commit([(write.version, .ownFile(length: file.count))])
+            remove(index.commit([(write.version, .ownFile(length: file.count))]).evicted)
             // After the commit: the file is in place even if its folder's flush fails.
             try disk.flushFolders(of: write.name)
         }
@@ -77,10 +77,11 @@ package struct RecordFiles: Sendable {
         guard !current.isEmpty else { return }
         let locations = try appendBlocks(current.map { $0.record! }, bucket: bucket)
         // The previous versions were in files of their own: the segment holds the key now.
-        let leftOwnFiles = index.commit(Array(zip(current.map(\.version), locations)))
+        let commit = index.commit(Array(zip(current.map(\.version), locations)))
+        remove(commit.evicted)
         // Almost always none: don't hash every key of the batch to find out.
-        guard !leftOwnFiles.isEmpty else { return }
-        let left = Set(leftOwnFiles)
+        guard !commit.leftOwnFiles.isEmpty else { return }
+        let left = Set(commit.leftOwnFiles)
         for write in current where left.contains(write.version) {
             disk.withExclusiveAccess(to: write.name) {
                 if !index.keepsOwnFile(space: write.version.space, key: write.version.key) { disk.delete(write.name) }

@@ -64,13 +64,13 @@ package protocol RecordIndex: Sendable {
 
     /// The one conditional commit when writes land: each version still
     /// current now points at its location, the others count as dead.
-    /// - Returns: the keys whose previous version was in a file of its own
-    ///   and now lives in a segment: that file must go.
-    func commit(_ landed: [(version: RecordVersion, location: RecordLocation)]) -> [RecordVersion]
+    func commit(_ landed: [(version: RecordVersion, location: RecordLocation)]) -> Commit
 
     /// Moves compacted records to their copies; a version that changed
     /// meanwhile stays where it is, and its copy counts as dead.
-    func relocate(_ moves: [(version: RecordVersion, from: RecordLocation, to: RecordLocation)])
+    /// - Returns: entries evicted for the disk budget, when the copies take
+    ///   more than the originals did: their records must go.
+    func relocate(_ moves: [(version: RecordVersion, from: RecordLocation, to: RecordLocation)]) -> [RecordRemoval]
 
     /// Whether the key's current version is, or is being written, in a file
     /// of its own: then that file must stay.
@@ -97,4 +97,19 @@ package protocol RecordIndex: Sendable {
     /// taking its segment file, so that a file retired in `body` is never one
     /// a reader is about to take.
     func excludingReaders<R: Sendable>(_ body: () -> R) -> R
+}
+
+/// What a commit (`RecordIndex.commit`) leaves the record store to do.
+package struct Commit: Sendable {
+    /// The keys whose previous version was in a file of its own and now
+    /// lives in a segment: that file must go.
+    package var leftOwnFiles: [RecordVersion]
+    /// Entries evicted for the disk budget, when the records landed took
+    /// more than they were charged while pending: their records must go.
+    package var evicted: [RecordRemoval]
+
+    package init(leftOwnFiles: [RecordVersion], evicted: [RecordRemoval]) {
+        self.leftOwnFiles = leftOwnFiles
+        self.evicted = evicted
+    }
 }
