@@ -92,6 +92,23 @@ extension TemporaryDirectory {
         #expect(!FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("manifest").path))
     }
 
+    /// Entries in segments name no file in a folder: the budget holds room
+    /// for the folders' names of files of their own only (48 bytes each).
+    @Test func entriesInSegmentsHoldNoRoomForFolderEntries() throws {
+        var reserved: [Bool: Int] = [:]
+        for filePerEntry in [false, true] {
+            let dir = TemporaryDirectory()
+            var configuration = Kache.Configuration.testing(.sync, filePerEntry: filePerEntry)
+            configuration.diskBudget = 64 << 20
+            let cache = try Kache(directory: dir.url, configuration: configuration)
+            for i in 0 ..< 1000 { try cache.set(compressible(100, seed: i), forKey: "k\(i)", ttl: .seconds(60)) }
+            reserved[filePerEntry] = cache.statistics.reservedBytes
+            cache.checkInvariants()
+        }
+        // 1,000 names of 48 bytes: 48,000 bytes, 12 blocks of 4 KiB.
+        #expect(reserved[true]! - reserved[false]! == 12 * 4096)
+    }
+
     @Test func aValueLargerThanTheBudgetIsRefusedAndNothingIsEvicted() throws {
         let clock = ManualClock()
         let dir = TemporaryDirectory()

@@ -34,6 +34,9 @@ struct DiskBudget: Sendable {
     /// Live entries with a version on disk, and the bytes of those records.
     private(set) var files = 0
     private(set) var fileBytes = 0
+    /// Live entries whose version is, or is being written, in a file of its
+    /// own: each has a name in a folder (`holdsFolderEntry`).
+    private(set) var folderEntries = 0
     /// Bytes the directory occupies besides entry files and the manifest.
     var footprint = 0
     /// Entries evicted to stay within the limit, and their bytes.
@@ -96,6 +99,12 @@ struct DiskBudget: Sendable {
         return location.isOwnFile ? allocation(forLength: location.length) : location.length
     }
 
+    /// Whether `record` names a file of its own in a folder: written to one,
+    /// or long enough to get one. A record in a segment names none.
+    func holdsFolderEntry(_ record: EntryRecord) -> Bool {
+        keepsFiles && (record.isInOwnFile || record.isPendingWrite && record.length >= segmentThreshold)
+    }
+
     /// Counts a change of the index: the record of a key of `keyBytes` goes
     /// from `old` to `new` (nil: the key was absent, or leaves). The one place
     /// the totals change, so that they always add up (`checkInvariants`).
@@ -107,6 +116,7 @@ struct DiskBudget: Sendable {
         self.keyBytes += (new == nil ? 0 : keyBytes) - (old == nil ? 0 : keyBytes)
         files += (new?.location == nil ? 0 : 1) - (old?.location == nil ? 0 : 1)
         fileBytes += (new?.fileSize ?? 0) - (old?.fileSize ?? 0)
+        folderEntries += (new.map(holdsFolderEntry) == true ? 1 : 0) - (old.map(holdsFolderEntry) == true ? 1 : 0)
     }
 
     /// Adds the entries' totals of `part`, a copy of this budget (its entries
@@ -117,6 +127,7 @@ struct DiskBudget: Sendable {
         keyBytes += part.keyBytes
         files += part.files
         fileBytes += part.fileBytes
+        folderEntries += part.folderEntries
     }
 
     /// Forgets every entry's charge (before a restore); the footprint and counts stay.
@@ -126,6 +137,7 @@ struct DiskBudget: Sendable {
         keyBytes = 0
         files = 0
         fileBytes = 0
+        folderEntries = 0
     }
 
     /// Traps unless the totals equal `recount`'s, which counted every live
@@ -134,6 +146,7 @@ struct DiskBudget: Sendable {
         precondition(charged == recount.charged, "disk budget charged \(charged) != sum \(recount.charged)")
         precondition(mainCharged == recount.mainCharged, "disk budget's main queue charged \(mainCharged) != sum \(recount.mainCharged)")
         precondition(keyBytes == recount.keyBytes, "disk budget key bytes \(keyBytes) != sum \(recount.keyBytes)")
+        precondition(folderEntries == recount.folderEntries, "disk budget folder entries \(folderEntries) != \(recount.folderEntries)")
         precondition(files == recount.files && fileBytes == recount.fileBytes,
                      "disk totals \(files)/\(fileBytes) != \(recount.files)/\(recount.fileBytes)")
         if let limit { precondition(charged <= limit, "disk budget \(limit) exceeded: \(charged)") }
@@ -146,23 +159,27 @@ struct DiskBudget: Sendable {
 
 extension StoreState {
     /// Room held for the index's own files: two copies of the manifest (a
-    /// save writes the new one beside the old) and the folders' entries,
-    /// with `entries` more entries of `keyBytes` more key bytes.
+    /// save writes the new one beside the old), which lists every entry, and
+    /// the names of files of their own in their folders, with `entries` more
+    /// entries of `keyBytes` more key bytes, `folderEntries` of them in files of their own.
     /// - Complexity: O(key spaces)
-    func indexRoom(addingEntries entries: Int = 0, keyBytes: Int = 0) -> Int {
+    func indexRoom(addingEntries entries: Int = 0, keyBytes: Int = 0, folderEntries: Int = 0) -> Int {
         let count = spaces.reduce(entries) { $0 + $1.count }
         let manifest = Manifest.encodedLength(
             spaceNameBytes: spaces.reduce(0) { $0 + $1.name.utf8.count }, spaces: spaces.count,
             entries: count, keyBytes: budget.keyBytes + keyBytes
         )
-        return 2 * budget.allocation(forLength: manifest) + budget.allocation(forLength: count * DiskBudget.folderEntryBytes)
+        return 2 * budget.allocation(forLength: manifest)
+            + budget.allocation(forLength: (budget.folderEntries + folderEntries) * DiskBudget.folderEntryBytes)
     }
 
     /// Bytes the directory may occupy with `bytes` more of entry files and
-    /// one more entry of `newKeyBytes` (0 for none).
-    func diskUse(adding bytes: Int = 0, newKeyBytes: Int? = nil) -> Int {
-        budget.charged + bytes + budget.footprint
-            + indexRoom(addingEntries: newKeyBytes == nil ? 0 : 1, keyBytes: newKeyBytes ?? 0)
+    /// one more entry of `newKeyBytes` (none when nil), in a file of its own
+    /// unless `inSegment`.
+    func diskUse(adding bytes: Int = 0, newKeyBytes: Int? = nil, inSegment: Bool = false) -> Int {
+        let entries = newKeyBytes == nil ? 0 : 1
+        return budget.charged + bytes + budget.footprint
+            + indexRoom(addingEntries: entries, keyBytes: newKeyBytes ?? 0, folderEntries: inSegment ? 0 : entries)
     }
 
     /// Whether the directory, dead segment bytes included, is over the limit.
@@ -172,10 +189,11 @@ extension StoreState {
         return diskUse() + deadAndBlocks > limit
     }
 
-    /// Whether `bytes` more of entry files (and one more entry of `newKeyBytes`) would go over the limit.
-    func wouldExceedDiskBudget(adding bytes: Int, newKeyBytes: Int? = nil) -> Bool {
+    /// Whether `bytes` more of entry files (and one more entry of
+    /// `newKeyBytes`, in a segment if `inSegment`) would go over the limit.
+    func wouldExceedDiskBudget(adding bytes: Int, newKeyBytes: Int? = nil, inSegment: Bool = false) -> Bool {
         guard let limit = budget.limit else { return false }
-        return diskUse(adding: bytes, newKeyBytes: newKeyBytes) > limit
+        return diskUse(adding: bytes, newKeyBytes: newKeyBytes, inSegment: inSegment) > limit
     }
 
     /// What the directory would occupy holding one entry alone, whose file is

@@ -157,14 +157,14 @@ extension StoreState {
 
     /// Evicts entries by the disk budget's S3-FIFO, across every key space,
     /// until `bytes` more of entry files (and a new entry of `newKeyBytes`)
-    /// fit within the disk budget.
+    /// fit within the disk budget (the new entry in a segment if `inSegment`).
     /// - Complexity: O(1) amortized per evicted entry: each reference is
     ///   passed over at most four times before it leaves (three reads
     ///   counted down, one move to `main`); never a scan.
-    mutating func makeRoom(forBytes bytes: Int, newKeyBytes: Int? = nil) -> [Removal] {
+    mutating func makeRoom(forBytes bytes: Int, newKeyBytes: Int? = nil, inSegment: Bool = false) -> [Removal] {
         var removals: [Removal] = []
         var steps = (diskQueues.small.count + diskQueues.main.count) * 4 + 4
-        while wouldExceedDiskBudget(adding: bytes, newKeyBytes: newKeyBytes), steps > 0, !diskQueues.isEmpty {
+        while wouldExceedDiskBudget(adding: bytes, newKeyBytes: newKeyBytes, inSegment: inSegment), steps > 0, !diskQueues.isEmpty {
             let room = diskRoomForRecords
             let queue: DiskQueues.Queue = budget.mainCharged > room - room / 10 || diskQueues.small.isEmpty ? .main : .small
             // As S3-FIFO's: a queue's hand moves until an entry leaves from it.

@@ -167,7 +167,10 @@ struct StoreState: Sendable {
         if removals.count > evictedFrom { current = index.record(space: space, key: key) }
         let evictedForBudgetFrom = removals.count
         let recalled = current == nil && recallForDiskBudget(space: space, key: key)
-        removals += makeRoom(forBytes: budget.charge(forLength: length) - (current.map(budget.charge(of:)) ?? 0), newKeyBytes: key.utf8.count)
+        removals += makeRoom(
+            forBytes: budget.charge(forLength: length) - (current.map(budget.charge(of:)) ?? 0),
+            newKeyBytes: key.utf8.count, inSegment: length < budget.segmentThreshold
+        )
         if removals.count > evictedForBudgetFrom { current = index.record(space: space, key: key) }
         let diskPlace = diskPlace(replacing: current, recalled: recalled)
         let record = EntryRecord(
