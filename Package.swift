@@ -108,7 +108,10 @@ let package = Package(
         // Deterministic generators and baselines of shared/bench/WORKLOADS.md.
         .target(
             name: "KacheWorkloads",
-            dependencies: ["CLZ4", .product(name: "DequeModule", package: "swift-collections")]
+            dependencies: [
+                "CLZ4", .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
         ),
         // Reports a cache's Statistics through swift-metrics; only its users build swift-metrics.
         .target(

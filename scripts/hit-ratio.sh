@@ -86,7 +86,7 @@ for (trace, percent), row in rows.items():
 
 columns = [("Kache memory", "memory tier"), ("Kache disk", "disk budget"),
            ("FIFO", "ours FIFO"), ("FIFO lcs", "lcs FIFO"), ("LRU", "ours LRU"), ("LRU lcs", "lcs LRU"),
-           ("S3-FIFO", "ours S3-FIFO"), ("S3-FIFO lcs", "lcs S3-FIFO"), ("SIEVE lcs", "lcs SIEVE"), ("W-TinyLFU lcs", "lcs W-TinyLFU")]
+           ("S3-FIFO", "ours S3-FIFO"), ("S3-FIFO lcs", "lcs S3-FIFO"), ("earliest expiry", "ours earliest expiry"), ("SIEVE lcs", "lcs SIEVE"), ("W-TinyLFU lcs", "lcs W-TinyLFU")]
 header = ["trace, cache size"] + [title for title, _ in columns]
 lines = [header]
 for (trace, percent), row in sorted(rows.items()):

@@ -42,6 +42,8 @@ enum Baselines {
     static let fifo = "FIFO"
     static let lru = "LRU"
     static let s3fifo = "S3-FIFO"
+    /// Kache's disk budget before S3-FIFO, and a full Pool's rule: read against on trace (c).
+    static let earliestExpiry = "earliest expiry"
 
     /// The rename floor's name with the folder flush that `save()` ends with.
     static func withSyncfs(_ name: String) -> String { name + ", then syncfs" }

@@ -30,6 +30,11 @@ struct Figure {
 
     var statistics: SampleStatistics? { SampleStatistics(samples) }
 
+    /// The median of the baseline named `baseline`, if the figure is read against it.
+    func median(of baseline: String) -> Double? {
+        comparisons.first { $0.baseline == baseline }.flatMap { SampleStatistics($0.samples)?.median }
+    }
+
     /// The figure over the baseline, run by run (each run's pair was measured
     /// back to back, so the ratio cancels most of the machine's drift); nil
     /// where a baseline sample is zero.

@@ -19,7 +19,7 @@ struct RunCommand: ParsableCommand {
               kache-bench run --workload W8,W4d --segment-threshold 0      the small-entry workloads with today's layout
               kache-bench run --workload W1,W8                 beside RocksDB and SQLite on the same sets (--no-peers: without)
               kache-bench run --quick --json run.json --charts charts   the figures, and the charts drawn from them
-              kache-bench run --workload W9 --runs 1           hit ratios beside FIFO, LRU and S3-FIFO (memory tier, and disk budget in async)
+              kache-bench run --workload W9 --runs 1           hit ratios beside FIFO, LRU, S3-FIFO and earliest expiry (memory tier, and disk budget in async)
               kache-bench run --tier redis --workload W1,W2,W3,W7   through a tiered cache on a Redis Cluster
             """
     )

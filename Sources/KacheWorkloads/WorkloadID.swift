@@ -24,7 +24,7 @@ public enum WorkloadID: String, CaseIterable, Sendable {
     case w8 = "W8"
     /// W4 in a disk mode, for what churn costs the files.
     case w4d = "W4d"
-    /// Cache-aside hit ratio under a budget, beside FIFO, LRU and S3-FIFO.
+    /// Cache-aside hit ratio under a budget, beside FIFO, LRU, S3-FIFO and earliest expiry.
     case w9 = "W9"
 
     /// The short name, as in the table: "load", "read-hot", …
@@ -100,7 +100,7 @@ public enum WorkloadID: String, CaseIterable, Sendable {
         case .w7: "ops/s"
         case .w8: "durable sets/s, allocated bytes ÷ raw bytes, files in the directory, ms to ready, keys lost (must be 0)"
         case .w4d: "sets/s, write amplification (bytes written to disk ÷ bytes set), dead bytes ÷ stored bytes at the end"
-        case .w9: "hit ratio beside FIFO, LRU and S3-FIFO simulated on the same trace"
+        case .w9: "hit ratio beside FIFO, LRU, S3-FIFO and earliest expiry simulated on the same trace"
         }
     }
 

@@ -127,7 +127,7 @@ struct QuickRunTests {
     }
 
     /// W9 in `async`: the memory tier (in `memory` durability) and the disk
-    /// budget, each trace at each budget, beside the three simulated policies.
+    /// budget, each trace at each budget, beside the four simulated policies.
     @Test func quickRunOfTheHitRatioWorkload() throws {
         let bench = try BenchProcess()
         defer { bench.cleanUp() }
@@ -142,7 +142,7 @@ struct QuickRunTests {
         #expect(report.results.last?.variant == "(c) Zipf, TTL 60 s / 1 h / 1 d · disk budget · 10 % budget (500 values)")
         for result in report.results {
             let hitRatio = try #require(result.figure("hit ratio"))
-            #expect(hitRatio.comparisons.map(\.baseline) == ["FIFO", "LRU", "S3-FIFO"])
+            #expect(hitRatio.comparisons.map(\.baseline) == ["FIFO", "LRU", "S3-FIFO", "earliest expiry"])
             let ratios = hitRatio.samples + hitRatio.comparisons.flatMap(\.samples)
             #expect(ratios.allSatisfy { $0 > 0.05 && $0 < 1 }, "\(result.variant ?? "") \(ratios)")
             #expect(result.diskBudget == nil || result.durability == "async")
@@ -151,7 +151,8 @@ struct QuickRunTests {
         let small = try #require(report.results.first?.figure("hit ratio"))
         let large = try #require(report.results.first { $0.variant?.hasPrefix("(a) Zipf · memory tier · 10 %") == true }?.figure("hit ratio"))
         #expect(zip(small.samples + small.comparisons.flatMap(\.samples), large.samples + large.comparisons.flatMap(\.samples)).allSatisfy { $0 < $1 })
-        #expect(report.targets.filter { $0.target.hasPrefix("W9 memory tier hit ratio") }.count == 4)
+        #expect(report.targets.filter { $0.target.hasPrefix("W9 memory tier hit ratio") }.count == 6)
+        #expect(report.targets.filter { $0.target.hasPrefix("W9 disk budget hit ratio") }.count == 6)
         #expect(outcome.stdout.contains("W9 hit ratio ((a) Zipf · memory tier · 1 % budget (50 values)) — memory, 1 thread"))
     }
 

@@ -71,6 +71,22 @@ import Testing
 
     /// LRU's queue of stale slots is compacted, and it stays exact: a key
     /// read between every other request is never evicted.
+    /// Earliest expiry evicts the object whose time runs out first, however
+    /// often it was read, and among equal times the first inserted; an
+    /// expired object is a miss.
+    @Test func earliestExpiryEvictsTheSoonestToExpire() {
+        var simulator = EarliestExpirySimulator(capacity: 3)
+        // (key, now, expires at): 2 is read three times and still goes first
+        // (expiry 10); of 3 and 4 (both 30), 3 goes, inserted first; 4 expires at 30.
+        let requests: [(Int, Int64, Int64)] = [
+            (1, 0, 50), (2, 1, 10), (3, 2, 30), (2, 3, 0), (2, 4, 0), (2, 5, 0),
+            (4, 6, 30), (2, 7, 40), (4, 8, 0), (2, 9, 0), (4, 31, 90), (1, 32, 0), (2, 32, 0),
+        ]
+        let hits = requests.map { simulator.access($0.0, now: $0.1, expiresAt: $0.2) }
+        #expect(hits == [false, false, false, true, true, true, false, false, true, true, false, true, true])
+        #expect(simulator.count == 3)
+    }
+
     @Test func lruKeepsAKeyReadBetweenEveryMiss() {
         var lru = LRUSimulator(capacity: 2)
         _ = lru.access(0, now: 0, expiresAt: .max)
