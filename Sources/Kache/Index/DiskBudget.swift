@@ -9,9 +9,12 @@
 /// the manifest, twice over (a save writes the new one beside the old) and
 /// for the folders' entries (`StoreState.indexRoom`).
 ///
-/// Each version of an entry is charged the allocation of its file when it is
-/// inserted (before the file is written), so concurrent writers can never
-/// overrun the limit together; the charge is released when the entry goes.
+/// Each version of an entry is charged when it is inserted, before its
+/// record is written, so concurrent writers can never overrun the limit
+/// together: the allocation of a file of its own, or the share of a segment
+/// block that records took lately (`expectedShare`), settled when it lands
+/// (`StoreState.settleDiskBudget`). The charge is released when the entry
+/// goes. Which entries go is `DiskQueues`'s choice.
 struct DiskBudget: Sendable {
     /// The most bytes the directory may occupy, or nil for no limit.
     let limit: Int?

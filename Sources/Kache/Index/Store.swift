@@ -200,6 +200,7 @@ struct StoreState: Sendable {
         for space in spaces.indices {
             while let (key, record) = spaces[space].popExpired(now: now, index: index) {
                 removals.append(noteRemoved(space: space, key: key, record: record, needsTombstone: false))
+                if record.diskPlace.inMain { rememberForDiskBudget(space: space, key: key, charge: budget.charge(of: record)) }
                 spaces[space].counters.expirations += 1
                 counters.expirations += 1
             }
