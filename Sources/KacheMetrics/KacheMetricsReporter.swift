@@ -22,7 +22,7 @@ import Synchronization
 /// - `kache_evictions` by `cause`: `capacity` (a full Pool or Queue),
 ///   `disk_budget`, `memory_budget` (only the value leaves memory; in `memory`
 ///   durability the entry goes);
-/// - `kache_memory_ghost_hits`, `kache_quarantined`, `kache_read_errors`,
+/// - `kache_memory_ghost_hits`, `kache_disk_budget_ghost_hits`, `kache_quarantined`, `kache_read_errors`,
 ///   `kache_write_errors`, `kache_compactions`, `kache_bytes_written`.
 ///
 /// Gauges: `kache_entries`, `kache_entries_in_memory`, `kache_memory_bytes`,
@@ -60,6 +60,7 @@ public final class KacheMetricsReporter: Sendable {
             counter("evictions", [("cause", "disk_budget")]) { $0.budgetEvictions },
             counter("evictions", [("cause", "memory_budget")]) { $0.memoryEvictions },
             counter("memory_ghost_hits") { $0.memoryGhostHits },
+            counter("disk_budget_ghost_hits") { $0.budgetGhostHits },
             counter("quarantined") { $0.quarantined },
             counter("read_errors") { $0.readErrors },
             counter("write_errors") { $0.writeErrors },

@@ -32,6 +32,8 @@ import Testing
             ("kache_evictions", [("cause", "capacity")], statistics.evictions),
             ("kache_evictions", [("cause", "disk_budget")], statistics.budgetEvictions),
             ("kache_evictions", [("cause", "memory_budget")], statistics.memoryEvictions),
+            ("kache_memory_ghost_hits", [], statistics.memoryGhostHits),
+            ("kache_disk_budget_ghost_hits", [], statistics.budgetGhostHits),
             ("kache_quarantined", [], statistics.quarantined),
             ("kache_read_errors", [], statistics.readErrors),
             ("kache_write_errors", [], statistics.writeErrors),

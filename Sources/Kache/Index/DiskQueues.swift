@@ -30,8 +30,8 @@ struct DiskPlace: Sendable, Equatable {
 ///
 /// Why not the earliest expiry it replaced: for a client whose responses
 /// share one TTL that is FIFO by insertion, and a key read a thousand times
-/// left before one never read again. On W9 it kept 0.33 of requests from the
-/// network at 1 %, against FIFO's 0.45 and S3-FIFO's 0.58 (docs/PERFORMANCE.md).
+/// left before one never read again. On W9's trace (a) at 1 % it hit 0.33
+/// of requests, where FIFO hits 0.45 and S3-FIFO 0.58 (docs/PERFORMANCE.md).
 /// Expired entries still go first: every insert sweeps them before it makes room.
 ///
 /// The rules are `MemoryBudget`'s, over bytes of records (`DiskBudget`):
@@ -40,6 +40,7 @@ struct DiskPlace: Sendable, Equatable {
 ///   keeps its place and its reads.
 /// - Leaving `small`, an entry read twice or more moves to `main`, its count
 ///   cleared; any other leaves the cache, and the ghost remembers its key.
+///   So does an entry that expires in `main` (`rememberForDiskBudget`).
 /// - Leaving `main`, an entry read since its hand last passed goes round
 ///   again, its count less one; any other leaves the cache.
 /// - The next entry to leave comes from `main` when it holds more than its
