@@ -116,6 +116,12 @@ struct W9HitRatio {
                 // A few fewer than the budget's: the room held for the index
                 // grows in whole blocks, and records block differently in the churn.
                 recorder.record("entries at the end", Double(statistics.entries), unit: .count)
+                // What eviction costs the disk: records written (compaction's
+                // copies included) over the values set; records evicted
+                // before the writer reached them are never written.
+                recorder.record("bytes written ÷ bytes set", Double(statistics.bytesWritten) / (Double(max(statistics.sets, 1)) * Double(valueBytes)),
+                                unit: .ratio, higherIsBetter: false)
+                recorder.record("compactions", Double(statistics.compactions), unit: .count, higherIsBetter: false)
             } else {
                 recorder.record("memory evictions", Double(statistics.memoryEvictions), unit: .count, higherIsBetter: false)
             }

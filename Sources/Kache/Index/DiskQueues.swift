@@ -140,20 +140,17 @@ extension StoreState {
         }
     }
 
-    /// Rebuilds the disk queues after a restore: every entry in `main`, the
-    /// first written first (a restore does not know what was read).
+    /// Rebuilds the disk queues after a restore, the first written first in
+    /// each: a restore puts every entry in `main` (it does not know what was read).
     /// - Complexity: O(n log n), with a budget only.
     mutating func rebuildDiskQueues() {
         diskQueues.removeAll()
         guard keepsDiskQueues else { return }
-        var refs: [(sequence: UInt64, ref: EntryRef)] = []
+        var refs: [(sequence: UInt64, ref: EntryRef, inMain: Bool)] = []
         refs.reserveCapacity(entryCount)
-        index.forEach(withValues: false) { _, _, record, ref in
-            precondition(record.diskPlace.inMain, "a restored entry is not in the disk budget's main queue")
-            refs.append((record.sequence, ref))
-        }
+        index.forEach(withValues: false) { _, _, record, ref in refs.append((record.sequence, ref, record.diskPlace.inMain)) }
         refs.sort { $0.sequence < $1.sequence }
-        for (_, ref) in refs { diskQueues.append(ref, to: .main) }
+        for entry in refs { diskQueues.append(entry.ref, to: entry.inMain ? .main : .small) }
     }
 
     /// Evicts entries by the disk budget's S3-FIFO, across every key space,
