@@ -123,8 +123,6 @@ struct IndexShard: Sendable {
     /// that most probes that miss never touch an entry; 0 is empty.
     private var buckets = [UInt32](repeating: 0, count: 16)
     private(set) var entries: [Entry] = []
-    /// Each slot's `DiskPlace`, beside `entries`.
-    private(set) var diskPlaces: [DiskPlace] = []
     private var freeSlots: [UInt32] = []
     private(set) var superseded: [UInt32: DiskVersion] = [:]
     private(set) var count = 0
@@ -132,6 +130,9 @@ struct IndexShard: Sendable {
     /// Read counters, kept per shard so that a hit writes nothing shared.
     var memoryHits: UInt64 = 0
     var misses: UInt64 = 0
+    /// Each slot's `DiskPlace`, beside `entries`: after the fields every hit
+    /// reads, so that they keep their place in the shard's first cache lines.
+    private(set) var diskPlaces: [DiskPlace] = []
 
     /// Keeps the next shard's lock and counters off this one's cache lines.
     private let padding: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0, 0, 0, 0)
