@@ -48,6 +48,9 @@ struct InspectText {
         if let budget = s.diskBudget {
             let percent = Double(s.directoryBytes) / Double(budget) * 100
             facts.append(("disk budget", "\(HumanReadable.bytes(s.directoryBytes)) of \(HumanReadable.bytes(budget)) used (\(String(format: "%.1f", percent))%)"))
+            // The queues live in memory: what a directory opens with is all there is to show.
+            facts.append(("eviction", "S3-FIFO: on open the \(s.liveEntries) live entries join the main queue, "
+                + "the first written first (reads are not saved); new keys wait in the small queue"))
         }
         if s.unindexedFiles > 0 {
             facts.append(("unindexed", "\(s.unindexedFiles) entry files the index does not list"))

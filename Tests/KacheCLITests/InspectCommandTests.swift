@@ -224,6 +224,7 @@ struct InspectJSON: Decodable {
         let output = String(decoding: text.stdout, as: UTF8.self)
         let used = String(format: "%.1f KiB of 4.0 MiB used (%.1f%%)", Double(directoryBytes) / 1024, Double(directoryBytes) / Double(4 << 20) * 100)
         #expect(output.contains("disk budget      \(used)"), "\(output)")
+        #expect(output.contains("eviction         S3-FIFO: on open the 25 live entries join the main queue"), "\(output)")
         let json = try KacheProcess.run(["inspect", fixture.path, "--json"]).decoded(InspectJSON.self)
         #expect(json.summary.diskBudget == 4 << 20)
         #expect(json.summary.allocatedBytes == allocated)
