@@ -3,85 +3,6 @@ import KacheStorage
 import Testing
 @testable import Kache
 
-/// A plain S3-FIFO over whole entries, each with its own charge, by the disk
-/// budget's rules (`DiskQueues`): the reference the budget must agree with,
-/// step by step. Written the simplest way, with arrays; nothing here is
-/// shared with `DiskQueues`. What the directory needs besides the records is
-/// the caller's: `room` and `fits`.
-struct DiskS3FIFOModel {
-    /// Bytes the records may take while `count` entries are in the cache.
-    let room: (_ count: Int) -> Int
-    /// Whether `count` entries whose records are charged `charged` bytes in all fit the budget.
-    let fits: (_ count: Int, _ charged: Int) -> Bool
-    var small: [String] = []
-    var main: [String] = []
-    var ghost: [(key: String, charge: Int)] = []
-    var reads: [String: Int] = [:]
-    var charges: [String: Int] = [:]
-    var hasEvicted = false
-
-    var count: Int { small.count + main.count }
-
-    func isResident(_ key: String) -> Bool { reads[key] != nil }
-
-    func charged(_ keys: [String]) -> Int { keys.reduce(0) { $0 + charges[$1]! } }
-
-    /// A read: a hit counts, up to 3.
-    mutating func get(_ key: String) -> Bool {
-        guard let count = reads[key] else { return false }
-        reads[key] = min(count + 1, 3)
-        return true
-    }
-
-    /// A set of a key not in the cache: the ghost is asked, entries leave until this one fits, then it joins a queue.
-    mutating func insert(_ key: String, charge: Int) {
-        let remembered = ghost.contains { $0.key == key }
-        ghost.removeAll { $0.key == key }
-        while !fits(count + 1, charged(small) + charged(main) + charge), count > 0 { evict() }
-        let room = room(count)
-        if remembered || !hasEvicted && charged(small) >= room / 10 { main.append(key) } else { small.append(key) }
-        reads[key] = 0
-        charges[key] = charge
-    }
-
-    private mutating func evict() {
-        hasEvicted = true
-        let room = room(count)
-        if charged(main) > room - room / 10 || small.isEmpty {
-            while !main.isEmpty {
-                let key = main.removeFirst()
-                if reads[key]! >= 1 {
-                    reads[key]! -= 1
-                    main.append(key)
-                } else {
-                    forget(key)
-                    return
-                }
-            }
-        } else {
-            while !small.isEmpty {
-                let key = small.removeFirst()
-                if reads[key]! >= 2 {
-                    reads[key] = 0
-                    main.append(key)
-                } else {
-                    let charge = charges[key]!
-                    forget(key)
-                    ghost.append((key, charge))
-                    let room = self.room(count)
-                    while ghost.reduce(0, { $0 + $1.charge }) > room - room / 10 || ghost.count > count { ghost.removeFirst() }
-                    return
-                }
-            }
-        }
-    }
-
-    private mutating func forget(_ key: String) {
-        reads[key] = nil
-        charges[key] = nil
-    }
-}
-
 /// The disk budget's policy, S3-FIFO over whole entries (`DiskQueues`), and
 /// what a record is charged while it waits for the writer (`DiskBudget.expectedShare`).
 @Suite struct DiskPolicyTests {
@@ -96,9 +17,10 @@ struct DiskS3FIFOModel {
         var state = StoreState(memoryLimit: 1 << 30, keepsFiles: true, diskBudget: limit, allocationUnit: 1, segmentThreshold: 1 << 14)
         let base = state.indexRoom()
         let perEntry = state.indexRoom(addingEntries: 1, keyBytes: 6) - base
-        var model = DiskS3FIFOModel(
+        var model = S3FIFOModel(
             room: { limit - base - $0 * perEntry },
-            fits: { count, charged in charged + base + count * perEntry <= limit }
+            fits: { count, charged in charged + base + count * perEntry <= limit },
+            ghostCount: { $0 }
         )
         var random = SeededGenerator(seed: seed)
         var oneTime = 0
@@ -145,7 +67,7 @@ struct DiskS3FIFOModel {
         configuration.diskBudget = DiskBudgetTests.reserved + entryBytes
         let cache = try Kache(directory: dir.url, configuration: configuration)
         // Fewer than 17 entries: the manifest and the folders' entries each keep within their one block.
-        var model = DiskS3FIFOModel(room: { _ in entryBytes }, fits: { _, charged in charged <= entryBytes })
+        var model = S3FIFOModel(room: { _ in entryBytes }, fits: { _, charged in charged <= entryBytes }, ghostCount: { $0 })
         var random = SeededGenerator(seed: 9)
         let unit = 4096
         var keys: [String] = []

@@ -3,69 +3,6 @@ import KacheStorage
 import Testing
 @testable import Kache
 
-/// A plain S3-FIFO over values of one size, by libCacheSim's rules (in
-/// bytes): the reference the memory tier must agree with, step by step.
-/// Written the simplest way, with arrays, so that it can be read against the
-/// paper; nothing here is shared with `MemoryBudget`.
-struct S3FIFOModel {
-    let limit: Int
-    let charge: Int
-    var small: [String] = []
-    var main: [String] = []
-    var ghost: [String] = []
-    var frequency: [String: Int] = [:]
-    var hasEvicted = false
-
-    var isEmpty: Bool { small.isEmpty && main.isEmpty }
-
-    func isResident(_ key: String) -> Bool { frequency[key] != nil }
-
-    /// A read: a hit counts, up to 3.
-    mutating func get(_ key: String) -> Bool {
-        guard let count = frequency[key] else { return false }
-        frequency[key] = min(count + 1, 3)
-        return true
-    }
-
-    /// A set after a miss: the ghost is asked, values leave until this one fits, then it joins a queue.
-    mutating func insert(_ key: String) {
-        let remembered = ghost.contains(key)
-        ghost.removeAll { $0 == key }
-        while (small.count + main.count + 1) * charge > limit, !isEmpty { evict() }
-        if remembered || !hasEvicted && small.count * charge >= limit / 10 { main.append(key) } else { small.append(key) }
-        frequency[key] = 0
-    }
-
-    private mutating func evict() {
-        hasEvicted = true
-        if main.count * charge > limit - limit / 10 || small.isEmpty {
-            while !main.isEmpty {
-                let key = main.removeFirst()
-                if frequency[key]! >= 1 {
-                    frequency[key]! -= 1
-                    main.append(key)
-                } else {
-                    frequency[key] = nil
-                    return
-                }
-            }
-        } else {
-            while !small.isEmpty {
-                let key = small.removeFirst()
-                if frequency[key]! >= 2 {
-                    frequency[key] = 0
-                    main.append(key)
-                } else {
-                    frequency[key] = nil
-                    ghost.append(key)
-                    while ghost.count * charge > limit - limit / 10 || ghost.count > limit / 1024 { ghost.removeFirst() }
-                    return
-                }
-            }
-        }
-    }
-}
-
 /// The memory tier's policy, S3-FIFO (`MemoryBudget`).
 @Suite struct MemoryPolicyTests {
     /// Seeded cache-aside traffic in `memory` durability, skewed towards a
@@ -79,7 +16,7 @@ struct S3FIFOModel {
         // 60 values: a small queue of 6, a ghost of at most 11 keys (limit / 1024).
         let limit = 60 * charge
         let cache = try Kache(inMemory: .testing(.memory, memoryBudget: limit))
-        var model = S3FIFOModel(limit: limit, charge: charge)
+        var model = S3FIFOModel(room: { _ in limit }, fits: { _, charged in charged <= limit }, ghostCount: { _ in limit / 1024 })
         var random = SeededGenerator(seed: seed)
         var oneTime = 0
         for step in 0 ..< 6000 {
@@ -96,7 +33,7 @@ struct S3FIFOModel {
             guard hit == model.isResident(key) else { return }
             if !hit {
                 try cache.set(value, forKey: key, ttl: .seconds(3600))
-                model.insert(key)
+                model.insert(key, charge: charge)
             }
             if step % 97 == 0 {
                 for number in 0 ..< 300 {
