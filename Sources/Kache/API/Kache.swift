@@ -226,7 +226,7 @@ public final class Kache: Sendable {
                 quarantined: state.counters.quarantined,
                 writeErrors: writeErrors,
                 readErrors: state.counters.readErrors,
-                entries: state.spaces.reduce(0) { $0 + $1.count },
+                entries: state.entryCount,
                 entriesInMemory: state.memory.values,
                 bytesInMemory: state.memory.bytes,
                 memoryBudget: state.memory.limit,

@@ -167,7 +167,7 @@ extension StoreState {
     /// entries of `keyBytes` more key bytes, `folderEntries` of them in files of their own.
     /// - Complexity: O(key spaces)
     func indexRoom(addingEntries entries: Int = 0, keyBytes: Int = 0, folderEntries: Int = 0) -> Int {
-        let count = spaces.reduce(entries) { $0 + $1.count }
+        let count = entryCount + entries
         let manifest = Manifest.encodedLength(
             spaceNameBytes: spaces.reduce(0) { $0 + $1.name.utf8.count }, spaces: spaces.count,
             entries: count, keyBytes: budget.keyBytes + keyBytes

@@ -100,10 +100,6 @@ extension StoreState {
     /// Whether the disk budget's queues are kept: there is a budget and files.
     var keepsDiskQueues: Bool { budget.limit != nil }
 
-    /// Entries in the cache, in every key space.
-    /// - Complexity: O(key spaces)
-    var entryCount: Int { spaces.reduce(0) { $0 + $1.count } }
-
     /// Bytes the entries' records may take: the budget less the directory's
     /// own footprint and the room held for its index files.
     /// - Complexity: O(key spaces)

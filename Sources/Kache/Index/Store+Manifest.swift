@@ -23,7 +23,7 @@ extension StoreState {
         var entryCounts = [Int](repeating: 0, count: spaces.count)
         var keyBytes = [Int](repeating: 0, count: spaces.count)
         var settledSequences: [UInt64] = []
-        settledSequences.reserveCapacity(spaces.reduce(0) { $0 + $1.count })
+        settledSequences.reserveCapacity(entryCount)
         index.forEach(withValues: false) { space, key, record, _ in
             if let location = record.location, Self.isSettledInSegment(record, at: location) {
                 settledSequences.append(record.sequence)

@@ -82,6 +82,10 @@ struct StoreState: Sendable {
         index.lookup(space: space, key: key, now: now)
     }
 
+    /// Entries in the cache, in every key space.
+    /// - Complexity: O(key spaces)
+    var entryCount: Int { spaces.reduce(0) { $0 + $1.count } }
+
     /// Whether `key` holds a live entry (no value is read).
     func contains(space: Int, key: String, now: Timestamp) -> Bool {
         index.contains(space: space, key: key, now: now)
