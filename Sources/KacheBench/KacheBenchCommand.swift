@@ -10,7 +10,7 @@ struct KacheBenchCommand: ParsableCommand {
             Every figure is the median (min–max) of several runs, and is shown beside a baseline \
             measured in the same run, so that its ratio holds on a noisy machine.
             """,
-        subcommands: [RunCommand.self, ChartCommand.self, MemoryCommand.self, MemoryProbeCommand.self, BlocksCommand.self, TraceCommand.self],
+        subcommands: [RunCommand.self, ChartCommand.self, MemoryCommand.self, MemoryProbeCommand.self, BlocksCommand.self, TraceCommand.self, ReadyCommand.self],
         defaultSubcommand: RunCommand.self
     )
 }
