@@ -159,6 +159,11 @@ import Testing
                 raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
             }
             let whole = try? SegmentBlock.decode(block)
+            if let whole {
+                // What an open reads agrees too.
+                let keys = block.withUnsafeBytes { raw in try? BlockKeys(raw) }
+                #expect(keys.map { keys in keys.records.indices.map(keys.header) } == whole.records.map(\.header))
+            }
             for index in 0 ..< 8 {
                 let one = block.withUnsafeBytes { raw in try? Result { () throws(EntryFile.Damage) in try SegmentBlock.record(index, in: raw) }.get() }
                 guard let whole else { continue }
@@ -308,6 +313,39 @@ import Testing
         let scan = SegmentStore.scan(draft.bytes + block)
         #expect(scan.records.map(\.header.key) == ["old", "new"])
         #expect(scan.records.map(\.length) == [draft.bytes.count, block.count])
+    }
+
+    /// An open takes a segment's blocks as the scan reads them (`BlockKeys`,
+    /// no header per record): the same records, shares, damage and newest
+    /// sequence as a scan that keeps the records, across every layout a
+    /// segment may hold, and each record's fields as its header gives them.
+    @Test func theBlocksAnOpenTakesHoldWhatTheScanKeeps() throws {
+        var draft = EntryFile.draft(name: EntryName(space: "pool", key: "old"), kind: 1, payload: compressible(200), expiry: 1, compressionThreshold: 64)
+        draft.seal(sequence: 7_000_000_000)
+        let version3 = Version3Block.seal(Array(Self.mixed.prefix(3)))
+        var damaged = Self.block([Self.record("lost", sequence: 1, value: compressible(100))]).bytes
+        damaged[damaged.startIndex + 40] ^= 1
+        let current = Self.block(Self.mixed).bytes
+        let segment = draft.bytes + version3 + damaged + current + current.prefix(20)
+        let kept = SegmentStore.scan(segment)
+        var blocks: [SegmentStore.ScannedBlock] = []
+        let handed = SegmentStore.scan(segment) { blocks.append($0) }
+        #expect(handed.records.isEmpty && blocks.count == 3)
+        #expect(handed.validLength == kept.validLength && handed.damagedRanges == kept.damagedRanges)
+        #expect(handed.latestSequence == 7_000_000_000 && kept.latestSequence == handed.latestSequence)
+        var fromBlocks: [SegmentStore.ScannedRecord] = []
+        for block in blocks {
+            for (index, record) in block.keys.records.enumerated() {
+                let header = block.keys.header(index)
+                #expect(block.keys.key(of: record) == header.key && record.sequence == header.sequence && record.expiry == header.expiry)
+                #expect(record.isTombstone == header.isTombstone && Int(record.valueLength) == header.rawLength)
+                #expect(block.keys.spaces[Int(record.space)].name == header.space && block.keys.spaces[Int(record.space)].kind == header.kind)
+                fromBlocks.append(SegmentStore.ScannedRecord(header: header, offset: block.offset, index: index, length: Int(record.share)))
+            }
+        }
+        #expect(fromBlocks == kept.records)
+        #expect(kept.records.map(\.header.key) == ["old"] + Self.mixed.prefix(3).map(\.key) + Self.mixed.map(\.key))
+        #expect(kept.records.first?.header.flags.contains(.compressed) == true, "a record of version 2 keeps its own header")
     }
 
     /// A read takes one record out of a block by its location, including a

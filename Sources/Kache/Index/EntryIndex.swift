@@ -196,12 +196,16 @@ final class EntryIndex: Sendable {
     ) -> (previous: EntryRecord?, ref: EntryRef) {
         let space16 = UInt16(truncatingIfNeeded: space)
         let (entry, superseded) = pack(record, key: key, space: space16)
-        if let slot = shard.find(space: space16, key: key, hash: hash) {
+        let vacant: Int
+        switch shard.probe(space: space16, key: key, hash: hash) {
+        case let .found(slot):
             let previous = self.record(in: shard, slot: slot)
             shard.update(slot: slot, with: entry, diskPlace: record.diskPlace, superseded: superseded)
             return (previous, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))
+        case let .vacant(bucket):
+            vacant = bucket
         }
-        let slot = shard.insert(entry, diskPlace: record.diskPlace, hash: hash)
+        let slot = shard.insert(entry, diskPlace: record.diskPlace, hash: hash, vacant: vacant)
         // A new slot has no superseded version to replace.
         if superseded != nil { shard.update(slot: slot, with: entry, diskPlace: record.diskPlace, superseded: superseded) }
         return (nil, EntryRef(shard: shardIndex, slot: slot, sequence: record.sequence))

@@ -143,21 +143,34 @@ struct IndexShard: Sendable {
 
     // MARK: - Lookups
 
-    /// The slot of (space, key), whose hash is `hash`.
+    /// Where a probe for a key ended: the slot that holds it, or the empty
+    /// bucket where it would go (valid until the shard changes).
+    enum Probe {
+        case found(slot: Int)
+        case vacant(bucket: Int)
+    }
+
+    /// Probes for (space, key), whose hash is `hash`.
     /// - Complexity: O(1) expected.
-    func find(space: UInt16, key: String, hash: Int) -> Int? {
+    func probe(space: UInt16, key: String, hash: Int) -> Probe {
         let mask = buckets.count - 1
         let tag = Self.tag(hash)
         var index = Self.home(hash) & mask
         while true {
             let bucket = buckets[index]
-            if bucket == 0 { return nil }
+            if bucket == 0 { return .vacant(bucket: index) }
             if bucket & ~Self.slotMask == tag {
                 let slot = Int(bucket & Self.slotMask) - 1
-                if entries[slot].space == space, entries[slot].key == key { return slot }
+                if entries[slot].space == space, entries[slot].key == key { return .found(slot: slot) }
             }
             index = (index + 1) & mask
         }
+    }
+
+    /// The slot of (space, key), whose hash is `hash`.
+    /// - Complexity: O(1) expected.
+    func find(space: UInt16, key: String, hash: Int) -> Int? {
+        if case let .found(slot) = probe(space: space, key: key, hash: hash) { slot } else { nil }
     }
 
     /// Whether `slot` holds an entry whose sequence ends in `tag` (an `EntryRef` still current).
@@ -171,10 +184,15 @@ struct IndexShard: Sendable {
 
     // MARK: - Changes
 
-    /// Adds an entry whose key is not in the shard yet.
+    /// Adds an entry whose key is not in the shard yet; `vacant`, the bucket
+    /// a probe for it just found (an insert after a miss probes once, not twice).
     /// - Returns: its slot.
-    mutating func insert(_ entry: consuming Entry, diskPlace: DiskPlace, hash: Int) -> Int {
-        if (count + 1) * 4 > buckets.count * 3 { grow() }
+    mutating func insert(_ entry: consuming Entry, diskPlace: DiskPlace, hash: Int, vacant: Int? = nil) -> Int {
+        var vacant = vacant
+        if (count + 1) * 4 > buckets.count * 3 {
+            grow()
+            vacant = nil
+        }
         let slot: Int
         if let free = freeSlots.popLast() {
             slot = Int(free)
@@ -187,7 +205,11 @@ struct IndexShard: Sendable {
             diskPlaces.append(diskPlace)
         }
         entries[slot].flags.insert(.occupied)
-        place(slot: slot, hash: hash)
+        if let vacant {
+            buckets[vacant] = Self.tag(hash) | UInt32(slot + 1)
+        } else {
+            place(slot: slot, hash: hash)
+        }
         count += 1
         return slot
     }

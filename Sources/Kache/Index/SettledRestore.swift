@@ -47,31 +47,36 @@ final class SettledRestore: Sendable {
         picked = (0 ..< EntryIndex.shardCount).map { _ in Locked([]) }
     }
 
-    /// Keeps the settled records among `records`, of segment `id`. Called
-    /// several times per segment, from several threads at once.
+    /// Keeps the settled records among `blocks`, of segment `id`. Called
+    /// once per segment, from several threads at once.
     /// - Complexity: O(records)
-    func pick(_ records: [SegmentStore.ScannedRecord], in id: UInt32) {
+    func pick(_ blocks: [SegmentStore.ScannedBlock], in id: UInt32) {
         var byShard = [[Pick]](repeating: [], count: EntryIndex.shardCount)
-        let perShard = records.count / EntryIndex.shardCount * 5 / 4
+        let perShard = blocks.reduce(0) { $0 + $1.keys.records.count } / EntryIndex.shardCount * 5 / 4
         for shard in byShard.indices { byShard[shard].reserveCapacity(perShard) }
-        // A segment's records mostly share a key space: most ask of the one before.
-        var last: (name: String, space: Space?)?
+        // A segment's blocks mostly name the same key spaces: each list is
+        // looked up in `spaces` when it differs from the block's before.
+        var listed: [BlockKeys.Space] = []
+        var numbered: [Space?] = []
         var count = 0
-        // By index, reading stored fields only: a copy of each whole record (to
-        // call `isTombstone` or `location(in:)` of the other module) cost more than the rest.
-        for index in records.indices where settled.contains(records[index].header.sequence) {
-            guard !records[index].header.flags.contains(.tombstone) else { continue }
-            if last?.name != records[index].header.space { last = (records[index].header.space, spaces[records[index].header.space]) }
-            guard let space = last?.space, space.kind == records[index].header.kind else { continue }
-            let key = records[index].header.key
-            let (hash, shard) = EntryIndex.hash(space: space.number, key: key)
-            byShard[shard].append(Pick(
-                key: key, expiry: records[index].header.expiry, sequence: records[index].header.sequence,
-                location: RecordLocation(segment: id, offset: records[index].offset, index: records[index].index, length: records[index].length),
-                rawSize: records[index].header.rawLength,
-                hash: hash, space: UInt16(truncatingIfNeeded: space.number)
-            ))
-            count += 1
+        for block in blocks {
+            let keys = block.keys
+            if keys.spaces != listed {
+                listed = keys.spaces
+                numbered = listed.map { listed in listed.name.flatMap { spaces[$0] }.flatMap { $0.kind == listed.kind ? $0 : nil } }
+            }
+            for index in keys.records.indices {
+                let record = keys.records[index]
+                guard settled.contains(record.sequence), !record.isTombstone, let space = numbered[Int(record.space)] else { continue }
+                let key = keys.key(of: record)
+                let (hash, shard) = EntryIndex.hash(space: space.number, key: key)
+                byShard[shard].append(Pick(
+                    key: key, expiry: record.expiry, sequence: record.sequence,
+                    location: RecordLocation(segment: id, offset: block.offset, index: index, length: Int(record.share)),
+                    rawSize: Int(record.valueLength), hash: hash, space: UInt16(truncatingIfNeeded: space.number)
+                ))
+                count += 1
+            }
         }
         for shard in byShard.indices where !byShard[shard].isEmpty {
             picked[shard].withLock { $0.append((id, byShard[shard])) }
@@ -114,13 +119,17 @@ extension StoreState {
         /// Where the versions it replaced were (two copies of one record:
         /// compaction's, and the original a crash kept).
         var replaced: [RecordLocation] = []
-        var added: [Added] = []
+        /// Each key space's expiry items, its new entries, and a Queue's new
+        /// items with their sequences (by key space number), joined whole at the end.
+        var items: [[ExpiryIndex.Item]]
+        var newCounts: [Int]
+        var queued: [[(sequence: UInt64, ref: EntryRef)]]
 
-        struct Added: Sendable {
-            var item: ExpiryIndex.Item
-            var sequence: UInt64
-            var space: UInt16
-            var isNew: Bool
+        init(budget: DiskBudget, spaceCount: Int) {
+            self.budget = budget
+            items = Array(repeating: [], count: spaceCount)
+            newCounts = Array(repeating: 0, count: spaceCount)
+            queued = Array(repeating: [], count: spaceCount)
         }
     }
 
@@ -136,11 +145,12 @@ extension StoreState {
         let emptyBudget = noEntries
         let parts = Locked([ShardRestore?](repeating: nil, count: EntryIndex.shardCount))
         let index = index
+        // Read once: `spaces[space]` is a copy of the whole key space.
+        let isQueue = spaces.map { $0.kind == .queue }
         DispatchQueue.concurrentPerform(iterations: EntryIndex.shardCount) { shard in
-            var part = ShardRestore(budget: emptyBudget)
+            var part = ShardRestore(budget: emptyBudget, spaceCount: isQueue.count)
             // Taken here, so that the picks are freed on this core too.
             let lists = restore.takePicks(shard: shard)
-            part.added.reserveCapacity(lists.reduce(0) { $0 + $1.count })
             index.restoring(shard: shard) { upsert in
                 for picks in lists {
                     for pick in picks {
@@ -158,9 +168,11 @@ extension StoreState {
                         part.rawBytes += pick.rawSize
                         part.live.add(pick.location)
                         part.nextSequence = max(part.nextSequence, pick.sequence + 1)
-                        part.added.append(.init(
-                            item: .init(expiry: pick.expiry, ref: ref), sequence: pick.sequence, space: pick.space, isNew: previous == nil
-                        ))
+                        let space = Int(pick.space)
+                        part.items[space].append(.init(expiry: pick.expiry, ref: ref))
+                        guard previous == nil else { continue }
+                        part.newCounts[space] += 1
+                        if isQueue[space] { part.queued[space].append((pick.sequence, ref)) }
                     }
                 }
             }
@@ -172,8 +184,6 @@ extension StoreState {
         var queued = [[(sequence: UInt64, ref: EntryRef)]](repeating: [], count: spaces.count)
         var live = SegmentStore.LiveTally()
         var replaced: [RecordLocation] = []
-        // Read once: `spaces[space]` is a copy of the whole key space.
-        let isQueue = spaces.map { $0.kind == .queue }
         for part in parts.withLock({ $0 }) {
             guard let part else { continue }
             budget.add(entriesOf: part.budget)
@@ -181,12 +191,10 @@ extension StoreState {
             nextSequence = max(nextSequence, part.nextSequence)
             live.add(part.live)
             replaced += part.replaced
-            for added in part.added {
-                let space = Int(added.space)
-                items[space].append(added.item)
-                guard added.isNew else { continue }
-                newCounts[space] += 1
-                if isQueue[space] { queued[space].append((added.sequence, added.item.ref)) }
+            for space in part.items.indices where !part.items[space].isEmpty {
+                items[space] += part.items[space]
+                newCounts[space] += part.newCounts[space]
+                queued[space] += part.queued[space]
             }
         }
         segments?.noteLive(live)

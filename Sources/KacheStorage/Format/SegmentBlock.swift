@@ -280,7 +280,7 @@ package enum SegmentBlock {
         bytes.count >= 4 && (bytes.prefix(4).elementsEqual(magic) || startsVersion3Block(bytes))
     }
 
-    private static func startsVersion3Block(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    static func startsVersion3Block(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.count >= 4 && bytes.prefix(4).elementsEqual(Version3.magic)
     }
 
@@ -306,12 +306,12 @@ package enum SegmentBlock {
     /// - Complexity: O(n) in the block's raw length.
     package static func decode(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> Contents {
         if startsVersion3Block(block) { return try Version3.decode(block) }
+        let keys = try BlockKeys(block)
         let sections = try Sections(block)
-        let (headers, ranges, ends) = try sections.keys()
         var values = Data(count: sections.valuesRaw)
         try values.withUnsafeMutableBytes { out in Result { () throws(EntryFile.Damage) in try sections.values(into: out) } }.get()
-        let records = zip(headers, ranges).map { Decoded(header: $0, value: $1) }
-        return Contents(body: values, records: records, shares: shares(of: block.count, byEnds: ends))
+        let records = zip(keys.records.indices, keys.valueRanges()).map { Decoded(header: keys.header($0), value: $1) }
+        return Contents(body: values, records: records, shares: keys.records.map { Int($0.share) })
     }
 
     /// `decode` of a block held in a `Data`.
@@ -323,26 +323,8 @@ package enum SegmentBlock {
     /// an open: the checksum covers the whole block, but only the keys
     /// section is decompressed. (A block of version 3 is decoded whole.)
     package static func headers(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (headers: [EntryFile.Header], shares: [Int]) {
-        var headers: [EntryFile.Header] = []
-        let shares = try readHeaders(block) { headers.append($0) }
-        return (headers, shares)
-    }
-
-    /// `headers`, handing each record's header to `take` as it is read
-    /// (an open puts it straight into its own array: at a million records a
-    /// block's array of them, copied and freed, was a tenth of the open), and
-    /// returning the shares. When it throws, `take` may have had some of the
-    /// block's records: the caller drops them.
-    package static func readHeaders(
-        _ block: UnsafeRawBufferPointer, _ take: (consuming EntryFile.Header) -> Void
-    ) throws(EntryFile.Damage) -> [Int] {
-        if startsVersion3Block(block) {
-            let contents = try Version3.decode(block)
-            for record in contents.records { take(record.header) }
-            return contents.shares
-        }
-        let ends = try Sections(block).readKeys { header, _ in take(header) }
-        return shares(of: block.count, byEnds: ends)
+        let keys = try BlockKeys(block)
+        return (keys.records.indices.map(keys.header), keys.records.map { Int($0.share) })
     }
 
     /// Record `index` of `block` and its value, for a read: the block's
@@ -370,7 +352,7 @@ package enum SegmentBlock {
 }
 
 /// A block of the current layout whose header, lengths and checksum check out.
-private struct Sections {
+struct Sections {
     let keysStored: UnsafeRawBufferPointer
     let keysRaw: Int
     let valuesStored: UnsafeRawBufferPointer
@@ -420,37 +402,16 @@ private struct Sections {
         return try body(UnsafeRawBufferPointer(raw))
     }
 
-    /// Every record, each one's value range in the values section, and the
-    /// raw ends the shares are taken by. The value lengths must add up to
-    /// the values section, and nothing may follow the last record.
-    func keys() throws(EntryFile.Damage) -> (headers: [EntryFile.Header], values: [Range<Int>], ends: [Int]) {
-        var headers: [EntryFile.Header] = []
-        var values: [Range<Int>] = []
-        headers.reserveCapacity(count)
-        values.reserveCapacity(count)
-        let ends = try readKeys { header, value in
-            headers.append(header)
-            values.append(value)
+    /// The raw keys section, in an array of its own (`BlockKeys` keeps it).
+    func rawKeys() throws(EntryFile.Damage) -> [UInt8] {
+        guard keysCompressed else { return Array(keysStored) }
+        var decompressed = false
+        let raw = [UInt8](unsafeUninitializedCapacity: keysRaw) { buffer, count in
+            decompressed = LZ4.decompress(keysStored, into: UnsafeMutableRawBufferPointer(buffer))
+            count = decompressed ? keysRaw : 0
         }
-        return (headers, values, ends)
-    }
-
-    /// `keys`, handing each record and its value's range to `take` as it is
-    /// read, and returning the ends; `take` may have had some records when it throws.
-    func readKeys(_ take: (consuming EntryFile.Header, Range<Int>) -> Void) throws(EntryFile.Damage) -> [Int] {
-        try withKeys { raw throws(EntryFile.Damage) in
-            var reader = try KeysReader(raw, count: count)
-            var ends: [Int] = []
-            ends.reserveCapacity(count)
-            for _ in 0 ..< count {
-                let (header, value) = try reader.readRecord()
-                ends.append(reader.offset + value.upperBound)
-                take(header, value)
-            }
-            guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
-            guard reader.valuesEnd == valuesRaw else { throw .lengthMismatch(expected: valuesRaw, actual: reader.valuesEnd) }
-            return ends
-        }
+        guard decompressed else { throw .undecompressible }
+        return raw
     }
 
     /// Record `index`, and its value's range in the values section.
@@ -481,7 +442,8 @@ private struct Sections {
 
 /// Reads a raw keys section: its bases and key-space list, then one record
 /// at a time, counting where each value lies in the values section.
-private struct KeysReader {
+struct KeysReader {
+    private let raw: UnsafeRawBufferPointer
     private var reader: BinaryReader
     private let prelude: SegmentBlock.Prelude
     private var previousSequence: UInt64
@@ -489,6 +451,7 @@ private struct KeysReader {
     private(set) var valuesEnd = 0
 
     init(_ raw: UnsafeRawBufferPointer, count: Int) throws(EntryFile.Damage) {
+        self.raw = raw
         reader = BinaryReader(raw)
         prelude = try SegmentBlock.Prelude(&reader, recordCount: count)
         previousSequence = prelude.baseSequence
@@ -496,6 +459,7 @@ private struct KeysReader {
 
     var remaining: Int { reader.remaining }
     var offset: Int { reader.offset }
+    var spaces: [BlockKeys.Space] { prelude.spaces.entries }
 
     mutating func skipRecord() throws(EntryFile.Damage) {
         do {
@@ -510,22 +474,46 @@ private struct KeysReader {
         }
     }
 
-    mutating func readRecord() throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
+    /// The next record's fields, every one checked as `SegmentBlock.header` checks them.
+    mutating func readFields() throws(EntryFile.Damage) -> BlockKeys.Fields {
         do {
-            let (flags, space, key) = try SegmentBlock.readKey(&reader, spaces: prelude.spaces)
+            let flags = try reader.read(UInt8.self)
+            guard flags & ~SegmentBlock.tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
+            let space = try reader.readVarint()
+            guard prelude.spaces.names(space) else { throw EntryFile.Damage.invalidName }
+            let keyLength = Int(clamping: try reader.readVarint())
+            let keyStart = reader.offset
+            let key = try reader.readBytes(keyLength)
+            guard !key.isEmpty, String.isValidUTF8(key) else { throw EntryFile.Damage.invalidName }
             let expiry = (prelude.baseExpiry &+ Int64(bitPattern: try reader.readVarint())) &* SegmentBlock.nanosecondsPerExpiryUnit
             previousSequence &+= SegmentBlock.unzigzag(try reader.readVarint())
-            let valueLength = Int(clamping: try reader.readVarint())
-            let header = try SegmentBlock.header(
-                flags: flags, space: space, key: key, expiry: expiry, sequence: previousSequence, valueLength: valueLength
+            let valueLength = try reader.readVarint()
+            let isTombstone = flags & SegmentBlock.tombstoneFlag != 0
+            guard valueLength <= SegmentBlock.maximumRawLength, !isTombstone || valueLength == 0 else {
+                throw EntryFile.Damage.lengthMismatch(expected: isTombstone ? 0 : SegmentBlock.maximumRawLength, actual: Int(clamping: valueLength))
+            }
+            guard previousSequence <= EntryFile.largestSequence else { throw EntryFile.Damage.sequenceOutOfRange(previousSequence) }
+            valuesEnd += Int(valueLength)
+            return BlockKeys.Fields(
+                expiry: expiry, sequence: previousSequence, keyStart: UInt32(keyStart), keyLength: UInt32(key.count),
+                valueLength: UInt32(valueLength), share: 0, space: UInt16(space), isTombstone: isTombstone
             )
-            let (end, overflow) = valuesEnd.addingReportingOverflow(valueLength)
-            guard !overflow else { throw EntryFile.Damage.lengthMismatch(expected: valuesEnd, actual: valueLength) }
-            defer { valuesEnd = end }
-            return (header, valuesEnd ..< end)
         } catch {
             throw error as? EntryFile.Damage ?? .truncated(length: reader.offset)
         }
+    }
+
+    /// The next record as a file of its own would give its header, and its value's range in the values section.
+    mutating func readRecord() throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
+        let valueStart = valuesEnd
+        let fields = try readFields()
+        let space = prelude.spaces.entries[Int(fields.space)]
+        let key = String(decoding: UnsafeRawBufferPointer(rebasing: raw[Int(fields.keyStart) ..< Int(fields.keyStart + fields.keyLength)]).assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        let header = EntryFile.Header(
+            flags: fields.isTombstone ? .tombstone : [], expiry: fields.expiry, sequence: fields.sequence,
+            rawLength: Int(fields.valueLength), storedLength: Int(fields.valueLength), key: key, space: space.name ?? "", kind: space.kind
+        )
+        return (header, valueStart ..< valuesEnd)
     }
 }
 
@@ -555,7 +543,7 @@ extension SegmentBlock {
     /// (at W8's open a string a record was a twentieth of the time); a name
     /// that is not UTF-8 is damage only when a record names it.
     struct SpaceList {
-        private let entries: [(name: String?, kind: UInt8)]
+        let entries: [BlockKeys.Space]
 
         init(_ reader: inout BinaryReader, recordCount: Int) throws(EntryFile.Damage) {
             do {
@@ -564,11 +552,11 @@ extension SegmentBlock {
                 guard spaceCount <= recordCount else {
                     throw EntryFile.Damage.lengthMismatch(expected: recordCount, actual: Int(clamping: spaceCount))
                 }
-                var entries: [(name: String?, kind: UInt8)] = []
+                var entries: [BlockKeys.Space] = []
                 for _ in 0 ..< spaceCount {
                     let kind = try reader.read(UInt8.self)
                     guard EntryFile.kinds.contains(kind) else { throw EntryFile.Damage.unknownKind(kind) }
-                    entries.append((String(validUTF8: try reader.readBytes(Int(clamping: try reader.readVarint()))), kind))
+                    entries.append(BlockKeys.Space(name: String(validUTF8: try reader.readBytes(Int(clamping: try reader.readVarint()))), kind: kind))
                 }
                 self.entries = entries
             } catch {
@@ -578,8 +566,13 @@ extension SegmentBlock {
 
         /// Key space `index`'s name and kind.
         func space(_ index: UInt64) throws(EntryFile.Damage) -> (name: String, kind: UInt8) {
-            guard index < entries.count, let name = entries[Int(index)].name else { throw .invalidName }
+            guard names(index), let name = entries[Int(index)].name else { throw .invalidName }
             return (name, entries[Int(index)].kind)
+        }
+
+        /// Whether a record may name key space `index`: it is in the list, and its name is UTF-8.
+        func names(_ index: UInt64) -> Bool {
+            index < entries.count && entries[Int(index)].name != nil
         }
     }
 

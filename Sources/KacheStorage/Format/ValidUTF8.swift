@@ -17,3 +17,13 @@ extension String {
         }
     }
 }
+
+extension String {
+    /// Whether `bytes` are valid UTF-8, checked as `init?(validUTF8:)` checks
+    /// them but with no string kept: an open checks every key it reads, and
+    /// makes strings only of the ones it keeps.
+    @inlinable
+    public static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        !bytes.contains(where: { $0 >= 0x80 }) || String(validating: bytes, as: UTF8.self) != nil
+    }
+}

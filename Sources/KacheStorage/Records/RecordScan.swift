@@ -105,10 +105,10 @@ package struct RecordScan: Sendable {
         package var latestSequence: UInt64
     }
 
-    /// Takes a segment's records on the core that read them instead of the
-    /// scan keeping them (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`).
+    /// Takes a segment's valid blocks on the core that read them instead of the
+    /// scan keeping their records (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`).
     /// Called once for each segment that holds records, from several threads at once.
-    package typealias SegmentVisitor = @Sendable (_ id: UInt32, _ records: [SegmentStore.ScannedRecord]) -> Void
+    package typealias SegmentVisitor = @Sendable (_ id: UInt32, _ blocks: [SegmentStore.ScannedBlock]) -> Void
 
     /// Files of their own that hold a valid record under their own name, in no particular order.
     package private(set) var files: [OwnFile] = []
@@ -311,13 +311,14 @@ package struct RecordScan: Sendable {
                 guard let bytes = open.file.mapped(length: open.length) else {
                     throw .fileOperation("Reading a segment file", path: open.file.path, errno: errno)
                 }
-                var scan = SegmentStore.scan(bytes)
-                let latest = scan.latestSequence
-                if let visit, !scan.records.isEmpty {
-                    visit(sources[index].id, scan.records)
-                    scan.records = []
+                guard let visit else {
+                    let scan = SegmentStore.scan(bytes)
+                    return (scan, scan.latestSequence)
                 }
-                return (scan, latest)
+                var blocks: [SegmentStore.ScannedBlock] = []
+                let scan = SegmentStore.scan(bytes) { blocks.append($0) }
+                if !blocks.isEmpty { visit(sources[index].id, blocks) }
+                return (scan, scan.latestSequence)
             }
             reads.withLock { $0[index] = read }
         }

@@ -711,23 +711,24 @@ package final class SegmentStore: Sendable {
         }
     }
 
+    /// A valid block (or a valid record of version 2) as `scan` read it.
+    package struct ScannedBlock: Sendable {
+        /// Where it starts in the file.
+        package var offset: Int
+        /// Its records; a record's index in them is its index in the block (0 for version 2).
+        package var keys: BlockKeys
+    }
+
     /// What `scan` found in one file.
     package struct Scan: Sendable {
+        /// Its records, unless they were handed on block by block (`scan(_:blocks:)`).
         package var records: [ScannedRecord] = []
         /// Where the last valid block or record ends: past it lies a torn tail, if anything.
         package var validLength = 0
         /// Runs of bytes that are neither blocks nor records, before `validLength`.
         package var damagedRanges: [Range<Int>] = []
-
         /// The newest sequence among the records (0 when there are none).
-        package var latestSequence: UInt64 { Self.latestSequence(of: records) }
-
-        /// The newest sequence among `records` (0 when there are none).
-        static func latestSequence(of records: [ScannedRecord]) -> UInt64 {
-            var latest: UInt64 = 0
-            for index in records.indices { latest = max(latest, records[index].header.sequence) }
-            return latest
-        }
+        package var latestSequence: UInt64 = 0
     }
 
     /// Reads the whole file in order and checks every block and record
@@ -745,15 +746,33 @@ package final class SegmentStore: Sendable {
 
     /// `scan` of a file's bytes.
     package static func scan(_ bytes: Data) -> Scan {
+        var records: [ScannedRecord] = []
+        var scan = scan(bytes) { block in
+            for index in block.keys.records.indices {
+                records.append(ScannedRecord(
+                    header: block.keys.header(index), offset: block.offset, index: index, length: Int(block.keys.records[index].share)
+                ))
+            }
+        }
+        scan.records = records
+        return scan
+    }
+
+    /// `scan` of a file's bytes, handing each valid block to `take` as it is
+    /// read instead of keeping its records: an open takes what it needs of a
+    /// block on the core that read it, while the block is in that core's cache.
+    package static func scan(_ bytes: Data, blocks take: (ScannedBlock) -> Void) -> Scan {
         var scan = Scan()
         bytes.withUnsafeBytes { raw in
             var offset = 0
             var damageStart: Int?
             while offset + 4 <= raw.count {
                 let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                if let length = appendValidBlockOrRecord(at: rest, offset: offset, to: &scan.records) {
+                if let (length, keys) = validBlockOrRecord(at: rest) {
                     if let start = damageStart { scan.damagedRanges.append(start ..< offset) }
                     damageStart = nil
+                    for record in keys.records { scan.latestSequence = max(scan.latestSequence, record.sequence) }
+                    take(ScannedBlock(offset: offset, keys: keys))
                     offset += length
                     scan.validLength = offset
                 } else {
@@ -765,33 +784,18 @@ package final class SegmentStore: Sendable {
         return scan
     }
 
-    /// Appends to `records` those of the valid block, or the valid record of
-    /// version 2, at the start of `bytes`, and returns its length; nil (and
-    /// `records` as it was) when there is none.
-    private static func appendValidBlockOrRecord(at bytes: UnsafeRawBufferPointer, offset: Int, to records: inout [ScannedRecord]) -> Int? {
+    /// The valid block, or the valid record of version 2, at the start of
+    /// `bytes`, and its length; nil when there is none. The checksum covers
+    /// a block's values, but only its keys are decompressed.
+    private static func validBlockOrRecord(at bytes: UnsafeRawBufferPointer) -> (length: Int, keys: BlockKeys)? {
         if let length = SegmentBlock.blockLength(at: bytes) {
-            guard length <= bytes.count else { return nil }
-            let first = records.count
-            var index = 0
-            // The checksum covers the values; only the keys are decompressed.
-            // Each record goes straight into `records`, its share filled in once the block checks out.
-            do throws(EntryFile.Damage) {
-                let shares = try SegmentBlock.readHeaders(UnsafeRawBufferPointer(rebasing: bytes[..<length])) { header in
-                    records.append(ScannedRecord(header: header, offset: offset, index: index, length: 0))
-                    index += 1
-                }
-                for (index, share) in shares.enumerated() { records[first + index].length = share }
-            } catch {
-                records.removeSubrange(first...)
-                return nil
-            }
-            return length
+            guard length <= bytes.count, let keys = try? BlockKeys(UnsafeRawBufferPointer(rebasing: bytes[..<length])) else { return nil }
+            return (length, keys)
         }
         guard let length = EntryFile.recordLength(at: bytes), length <= bytes.count else { return nil }
         let record = UnsafeRawBufferPointer(rebasing: bytes[..<length])
         guard let header = try? EntryFile.decodeHeader(record, fileLength: length), (try? EntryFile.verifyChecksum(record)) != nil else { return nil }
-        records.append(ScannedRecord(header: header, offset: offset, index: 0, length: length))
-        return length
+        return (length, BlockKeys(headers: [header], shares: [length]))
     }
 
     /// The next offset after `offset` where a block's or a record's magic begins.

@@ -1,0 +1,138 @@
+import Foundation
+
+/// The records of one valid block without their values, each in fixed-size
+/// fields, its key as bytes: what an open reads of a segment, with no string
+/// made per record. `header(_:)` makes the `EntryFile.Header` a file of its
+/// own would give.
+///
+/// Why not headers: a header holds its key and key-space name as strings,
+/// and W8's open made a million of them to hand on a few fields
+/// (`kache-bench ready`: parsing them was a fifth of the open's CPU time).
+///
+/// ```swift
+/// let keys = try BlockKeys(block)
+/// for record in keys.records where !record.isTombstone { print(keys.key(of: record), record.sequence) }
+/// ```
+package struct BlockKeys: Sendable {
+    /// A record's fields.
+    package struct Fields: Sendable {
+        package var expiry: Timestamp
+        package var sequence: UInt64
+        /// Where its key's UTF-8 (valid, not empty) is in `keyBytes`.
+        package var keyStart: UInt32
+        package var keyLength: UInt32
+        package var valueLength: UInt32
+        /// What it costs on disk: its share of its block (`SegmentBlock.shares`).
+        package var share: UInt32
+        /// Its key space's index in `spaces`.
+        package var space: UInt16
+        package var isTombstone: Bool
+    }
+
+    /// A key space the block's records name.
+    package struct Space: Sendable, Equatable {
+        /// Nil when the bytes are not UTF-8: damage only if a record names it,
+        /// and no record of a valid block does.
+        package var name: String?
+        package var kind: UInt8
+    }
+
+    package private(set) var records: [Fields]
+    /// The bytes the keys are in: the raw keys section of a block of the
+    /// current layout, the keys back to back otherwise.
+    package let keyBytes: [UInt8]
+    package let spaces: [Space]
+    /// The headers of a block of version 3 or a record of version 2, as
+    /// read (a record of version 2 has its own stored length and flags).
+    private let headers: [EntryFile.Header]?
+
+    /// Reads a block of the current layout or of version 3, checking all of it
+    /// (magic, checksum, lengths, every record) but the decompression of the values.
+    /// - Throws: the damage, when any check fails.
+    package init(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) {
+        guard !SegmentBlock.startsVersion3Block(block) else {
+            let contents = try SegmentBlock.Version3.decode(block)
+            self.init(headers: contents.records.map(\.header), shares: contents.shares)
+            return
+        }
+        let sections = try Sections(block)
+        let keyBytes = try sections.rawKeys()
+        let parsed = try keyBytes.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) -> (records: [Fields], spaces: [Space], ends: [Int]) in
+                var reader = try KeysReader(raw, count: sections.count)
+                var records: [Fields] = []
+                var ends: [Int] = []
+                records.reserveCapacity(sections.count)
+                ends.reserveCapacity(sections.count)
+                for _ in 0 ..< sections.count {
+                    records.append(try reader.readFields())
+                    ends.append(reader.offset + reader.valuesEnd)
+                }
+                guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
+                guard reader.valuesEnd == sections.valuesRaw else { throw .lengthMismatch(expected: sections.valuesRaw, actual: reader.valuesEnd) }
+                return (records, reader.spaces, ends)
+            }
+        }.get()
+        var records = parsed.records
+        for (index, share) in SegmentBlock.shares(of: block.count, byEnds: parsed.ends).enumerated() {
+            records[index].share = UInt32(share)
+        }
+        self.init(records: records, keyBytes: keyBytes, spaces: parsed.spaces, headers: nil)
+    }
+
+    /// The records of `headers` (a block of version 3, or a record of
+    /// version 2 alone), with their shares.
+    package init(headers: [EntryFile.Header], shares: [Int]) {
+        var keyBytes: [UInt8] = []
+        var spaces: [Space] = []
+        var records: [Fields] = []
+        for (header, share) in zip(headers, shares) {
+            let space = spaces.firstIndex { $0.name == header.space && $0.kind == header.kind } ?? spaces.count
+            if space == spaces.count { spaces.append(Space(name: header.space, kind: header.kind)) }
+            records.append(Fields(
+                expiry: header.expiry, sequence: header.sequence, keyStart: UInt32(keyBytes.count), keyLength: UInt32(header.key.utf8.count),
+                valueLength: UInt32(clamping: header.rawLength), share: UInt32(clamping: share), space: UInt16(space),
+                isTombstone: header.isTombstone
+            ))
+            keyBytes += header.key.utf8
+        }
+        self.init(records: records, keyBytes: keyBytes, spaces: spaces, headers: headers)
+    }
+
+    private init(records: [Fields], keyBytes: [UInt8], spaces: [Space], headers: [EntryFile.Header]?) {
+        self.records = records
+        self.keyBytes = keyBytes
+        self.spaces = spaces
+        self.headers = headers
+    }
+
+    /// `record`'s key.
+    package func key(of record: Fields) -> String {
+        // Through a buffer of `UInt8`: a slice of raw bytes took the generic path, a copy a key.
+        keyBytes.withUnsafeBufferPointer { bytes in
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(record.keyStart) ..< Int(record.keyStart + record.keyLength)]), as: UTF8.self)
+        }
+    }
+
+    /// Record `index` as a file of its own would give its header (a block's
+    /// values are stored together: its stored length is its raw length).
+    package func header(_ index: Int) -> EntryFile.Header {
+        if let headers { return headers[index] }
+        let record = records[index]
+        let space = spaces[Int(record.space)]
+        return EntryFile.Header(
+            flags: record.isTombstone ? .tombstone : [], expiry: record.expiry, sequence: record.sequence,
+            rawLength: Int(record.valueLength), storedLength: Int(record.valueLength),
+            key: key(of: record), space: space.name ?? "", kind: space.kind
+        )
+    }
+
+    /// Where each record's value is in the block's raw values section.
+    package func valueRanges() -> [Range<Int>] {
+        var start = 0
+        return records.map { record in
+            defer { start += Int(record.valueLength) }
+            return start ..< start + Int(record.valueLength)
+        }
+    }
+}
