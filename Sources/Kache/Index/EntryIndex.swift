@@ -176,13 +176,18 @@ final class EntryIndex: Sendable {
     }
 
     /// Runs `body` under shard `shard`'s lock, taken once, with an `upsert`
-    /// into that shard of keys that hash to it. A restore fills each shard in
-    /// one go, the shards on all cores (`StoreState.restoreSettled`).
+    /// into that shard of keys that hash to it, after making room for
+    /// `count` more. A restore fills each shard in one go, the shards on all
+    /// cores (`StoreState.restoreSettled`). The room is made here, not for
+    /// every shard before: a shard's table, zeroed just before it fills, is
+    /// still in the core's cache (made up front, a probe missed it every time).
     @inline(__always)
     func restoring(
-        shard: Int, _ body: (_ upsert: (_ space: Int, _ key: String, _ hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef)) -> Void
+        shard: Int, adding count: Int,
+        _ body: (_ upsert: (_ space: Int, _ key: String, _ hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef)) -> Void
     ) {
         withShard(shard) { locked in
+            locked.reserveCapacity(locked.count + count)
             body { space, key, hash, record in
                 precondition(hash & (Self.shardCount - 1) == shard, "a restore put a key in a shard it does not hash to")
                 return upsert(space: space, key: key, hash: hash, record, into: &locked, shard)

@@ -47,19 +47,17 @@ final class SettledRestore: Sendable {
         picked = (0 ..< EntryIndex.shardCount).map { _ in Locked([]) }
     }
 
-    /// Keeps the settled records among `blocks`, of segment `id`. Called
-    /// once per segment, from several threads at once.
+    /// Keeps the settled records of segment `id`, whose blocks `read` hands
+    /// over as it reads them. Called once per segment, from several threads at once.
     /// - Complexity: O(records)
-    func pick(_ blocks: [SegmentStore.ScannedBlock], in id: UInt32) {
+    func pick(segment id: UInt32, reading read: ((SegmentStore.ScannedBlock) -> Void) -> Void) {
         var byShard = [[Pick]](repeating: [], count: EntryIndex.shardCount)
-        let perShard = blocks.reduce(0) { $0 + $1.keys.records.count } / EntryIndex.shardCount * 5 / 4
-        for shard in byShard.indices { byShard[shard].reserveCapacity(perShard) }
         // A segment's blocks mostly name the same key spaces: each list is
         // looked up in `spaces` when it differs from the block's before.
         var listed: [BlockKeys.Space] = []
         var numbered: [Space?] = []
         var count = 0
-        for block in blocks {
+        read { block in
             let keys = block.keys
             if keys.spaces != listed {
                 listed = keys.spaces
@@ -138,8 +136,6 @@ extension StoreState {
     /// - Complexity: O(records) on all cores, then O(entries) on one; and
     ///   O(q log q) for the q items of Queues.
     mutating func restoreSettled(_ restore: SettledRestore, from manifest: Manifest) {
-        // As many as were picked: a manifest's runs may claim any number of sequences.
-        index.reserveCapacity(restore.count)
         var noEntries = budget
         noEntries.forgetEntries()
         let emptyBudget = noEntries
@@ -151,7 +147,8 @@ extension StoreState {
             var part = ShardRestore(budget: emptyBudget, spaceCount: isQueue.count)
             // Taken here, so that the picks are freed on this core too.
             let lists = restore.takePicks(shard: shard)
-            index.restoring(shard: shard) { upsert in
+            // As many as were picked: a manifest's runs may claim any number of sequences.
+            index.restoring(shard: shard, adding: lists.reduce(0) { $0 + $1.count }) { upsert in
                 for picks in lists {
                     for pick in picks {
                         let record = EntryRecord(

@@ -105,10 +105,14 @@ package struct RecordScan: Sendable {
         package var latestSequence: UInt64
     }
 
-    /// Takes a segment's valid blocks on the core that read them instead of the
-    /// scan keeping their records (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`).
-    /// Called once for each segment that holds records, from several threads at once.
-    package typealias SegmentVisitor = @Sendable (_ id: UInt32, _ blocks: [SegmentStore.ScannedBlock]) -> Void
+    /// Takes a segment's valid blocks one by one as the scan reads them, on
+    /// the core that reads them, instead of the scan keeping their records
+    /// (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`). Called once
+    /// for each segment, from several threads at once, with `read`, which
+    /// scans the segment and hands each block to `take` while it is still in
+    /// the core's cache (blocks gathered for a whole segment first were
+    /// cold again by the time they were taken).
+    package typealias SegmentVisitor = @Sendable (_ id: UInt32, _ read: (_ take: (SegmentStore.ScannedBlock) -> Void) -> Void) -> Void
 
     /// Files of their own that hold a valid record under their own name, in no particular order.
     package private(set) var files: [OwnFile] = []
@@ -315,9 +319,8 @@ package struct RecordScan: Sendable {
                     let scan = SegmentStore.scan(bytes)
                     return (scan, scan.latestSequence)
                 }
-                var blocks: [SegmentStore.ScannedBlock] = []
-                let scan = SegmentStore.scan(bytes) { blocks.append($0) }
-                if !blocks.isEmpty { visit(sources[index].id, blocks) }
+                var scan = SegmentStore.Scan()
+                visit(sources[index].id) { take in scan = SegmentStore.scan(bytes, blocks: take) }
                 return (scan, scan.latestSequence)
             }
             reads.withLock { $0[index] = read }
