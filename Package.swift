@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Only scripts/docs.sh uses it (`swift package generate-documentation`); no target links it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The system LZ4 library, found through pkg-config (Debian: liblz4-dev).

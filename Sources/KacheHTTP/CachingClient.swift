@@ -5,7 +5,7 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// An HTTP client that answers GET requests from a ``Kache`` when it may,
+/// An HTTP client that answers GET requests from a `Kache` cache when it may,
 /// following the caching rules of RFC 9111 for a private cache or, with
 /// ``CachePolicy/shared``, for a shared one (a gateway's or a reverse proxy's).
 ///

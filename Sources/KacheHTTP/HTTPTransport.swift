@@ -53,6 +53,7 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
     /// The body is longer than the transport collects (it hands the cache whole bodies).
     case bodyTooLarge(url: URL?, limit: Int)
 
+    /// A sentence that says what went wrong, naming the URL when it is known.
     public var description: String {
         switch self {
         case let .notHTTP(url):

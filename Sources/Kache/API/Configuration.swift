@@ -2,9 +2,6 @@ import Foundation
 import KacheStorage
 import Logging
 
-/// How much a `set` waits for the disk.
-///
-/// Figures taken in different modes can't be compared; `kache-bench` names the mode.
 /// How hard the blocks of a segment file compress their values: both are
 /// LZ4, read by the same decoder at the same speed.
 public enum BlockCompression: String, Sendable, CaseIterable, Codable {
@@ -17,17 +14,22 @@ public enum BlockCompression: String, Sendable, CaseIterable, Codable {
     case high
 }
 
+/// How much a `set` waits for the disk, and so what survives a crash or a
+/// power cut (<doc:DurabilityModes>).
+///
+/// Figures taken in different modes can't be compared; `kache-bench` names the mode.
 public enum Durability: String, Sendable, CaseIterable, Codable {
     /// No disk at all: a pure in-memory cache, bounded by the memory budget.
     case memory
     /// A `set` returns once its value is in memory; a background thread writes
-    /// the file. `save()` makes everything durable. The default.
+    /// its record. ``Kache/Kache/save()-7rkg9`` makes everything durable. The default.
     case async
-    /// A `set` returns after its file is written and renamed into place (it
-    /// survives the process being killed, not necessarily a power cut).
+    /// A `set` returns after its record is written: appended to a segment
+    /// file, or in a file of its own renamed into place. It survives the
+    /// process being killed, not necessarily a power cut.
     case sync
-    /// A `set` returns after the file's data and its folder entry are flushed
-    /// to the device (it survives a power cut).
+    /// A `set` returns after its record, and the folder entry of a file of
+    /// its own, are flushed to the device (it survives a power cut).
     case fsync
 }
 
@@ -43,7 +45,9 @@ extension Kache {
     public struct Configuration: Sendable {
         /// The most bytes of values kept in memory (default 64 MiB), each value
         /// counted with its `Data` storage (96 bytes more past 14 bytes). Beyond
-        /// it the least recently used values leave memory; their files stay.
+        /// it values leave memory by S3-FIFO (a value read only once leaves
+        /// soon, one read again stays); their records stay on disk
+        /// (<doc:BudgetsAndEviction>).
         public var memoryBudget: Int
         /// The time to live of `set(_:forKey:)` and of a Queue `push` without one (default 1 hour).
         public var defaultTTL: Duration
@@ -55,10 +59,11 @@ extension Kache {
         public var durability: Durability
         /// Values shorter than this many bytes are stored raw, without trying LZ4 (default 64).
         public var compressionThreshold: Int
-        /// The most bytes the entry files may occupy on disk, counted as the file
+        /// The most bytes the directory may occupy on disk, counted as the file
         /// system allocates them (whole blocks, as `du` reports); nil for no limit
         /// (the default; ``Kache/shared`` uses 1 GiB). A `set` that would go over
-        /// it evicts the entries that expire earliest, in any key space.
+        /// it sweeps expired entries, then evicts entries of any key space by
+        /// S3-FIFO (<doc:BudgetsAndEviction>).
         public var diskBudget: Int?
         /// Entries whose record (key, value and key-space name, plus 40 bytes
         /// of fields at most) is shorter than this many bytes are gathered with

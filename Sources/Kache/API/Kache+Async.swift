@@ -190,9 +190,11 @@ extension Kache.Queue {
 
     /// The Queue's items as an `AsyncSequence` (``items``).
     public struct Items: AsyncSequence, Sendable {
+        /// An item's value, as ``Kache/Kache/Queue/pop()-1l3yg`` returns it.
         public typealias Element = Data
         let queue: Kache.Queue
 
+        /// An iterator that pops the Queue's items one at a time.
         public func makeAsyncIterator() -> Iterator {
             Iterator(queue: queue)
         }
@@ -201,6 +203,9 @@ extension Kache.Queue {
         public struct Iterator: AsyncIteratorProtocol {
             let queue: Kache.Queue
 
+            /// Pops the oldest live item; when there is none, waits for the next push.
+            /// - Returns: the item, or nil once the cache is closed.
+            /// - Throws: `CancellationError` when the task is cancelled.
             public mutating func next() async throws -> Data? {
                 let waiters = queue.cache.queueWaiters
                 while true {

@@ -23,7 +23,7 @@ extension Kache {
 
         /// Stores `data` under `key` until `ttl` from now; a new key in a full
         /// Pool evicts the earliest-expiring one. Replacing a key evicts nothing.
-        /// - Throws: as ``Kache/set(_:forKey:ttl:)``.
+        /// - Throws: as ``Kache/set(_:forKey:ttl:)-1nt6x``.
         /// - Complexity: O(log n) plus the file write, O(log n) per key swept or evicted.
         public func set(_ data: Data, forKey key: String, ttl: Duration) throws {
             try cache.put(data, key: key, keySpace: keySpace, ttl: ttl)

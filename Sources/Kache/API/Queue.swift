@@ -23,7 +23,7 @@ extension Kache {
 
         /// Appends `data`, which expires `ttl` from now; drops the oldest item when full.
         /// - Throws: ``KacheError/valueTooLarge(bytes:limit:)``, ``KacheError/invalidTTL(_:)``,
-        ///   and file errors as ``Kache/set(_:forKey:ttl:)``.
+        ///   and file errors as ``Kache/set(_:forKey:ttl:)-1nt6x``.
         /// - Complexity: O(log n) plus the file write.
         public func push(_ data: Data, ttl: Duration) throws {
             try cache.push(data, keySpace: keySpace, ttl: ttl)

@@ -21,7 +21,8 @@ public struct Statistics: Sendable, Equatable, Codable {
     /// tier remembered their key: read again soon after leaving memory
     /// unread (S3-FIFO's ghost hits).
     public var memoryGhostHits: UInt64
-    /// Damaged files moved to `quarantine/`, since open.
+    /// Damaged records found since open, each read as a miss: files of their
+    /// own moved to `quarantine/`, records in segment files left as dead bytes.
     public var quarantined: UInt64
     /// Files that could not be written (disk full, I/O error).
     public var writeErrors: UInt64

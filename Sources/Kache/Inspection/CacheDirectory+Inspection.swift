@@ -125,8 +125,9 @@ extension CacheDirectory {
         public var file: String
         /// Its length in bytes.
         public var bytes: Int
-        /// Bytes of records that hold an entry of the index, and how many.
+        /// Bytes of records that hold an entry of the index.
         public var liveBytes: Int
+        /// How many records hold an entry of the index.
         public var liveRecords: Int
         /// Bytes past its last whole record, which the next writer cuts off.
         public var tornTailBytes: Int

@@ -1,5 +1,5 @@
 /// Which node serves each of the 16,384 slots: the cluster's topology as this
-/// client last learned it, from `CLUSTER SHARDS` or `CLUSTER SLOTS`, corrected
+/// client last learned it, from `CLUSTER SLOTS`, corrected
 /// slot by slot by `MOVED` replies.
 ///
 /// A value type: the client swaps in a new one under its lock.

@@ -6,7 +6,7 @@ import NIOCore
 /// accessors turn them into bytes or strings when a caller asks.
 ///
 /// ```swift
-/// let reply = try await client.send(["GET", "user:1"])
+/// let reply = try await connection.send(["GET", "user:1"])   // a RedisConnection
 /// if let bytes = reply.bytes { print(bytes.count) }
 /// ```
 public enum RESPValue: Sendable, Equatable {

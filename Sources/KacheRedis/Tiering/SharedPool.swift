@@ -10,7 +10,7 @@ import NIOCore
 /// changes them atomically: a sorted set of members scored by expiry (in
 /// microseconds, exact in a double until the year 2255), each member a
 /// zero-padded write sequence followed by the key, so that equal expiries
-/// order by write; a hash of the records (``SharedTierRecord``); a hash from
+/// order by write; a hash of the records (`SharedTierRecord`, in `Kache`); a hash from
 /// key to member; the sequence counter.
 ///
 /// ```swift

@@ -7,7 +7,7 @@ import NIOCore
 /// time is up, then, if still full, the oldest; `pop` returns the oldest live
 /// item, skipping (and removing) expired ones.
 ///
-/// One Redis list of records (``SharedTierRecord``); each push and pop is one
+/// One Redis list of records (`SharedTierRecord`, in `Kache`); each push and pop is one
 /// Lua script, so concurrent instances never see a half-done step. Unlike the
 /// local Queue, which sweeps every expired item on each insert, a push looks
 /// only at the front: with one TTL for all items, those are the expired ones.

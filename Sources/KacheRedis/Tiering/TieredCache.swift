@@ -4,12 +4,12 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// A local ``Kache`` (memory and disk) in front of a Redis Cluster shared by
+/// A local `Kache` cache (memory and disk) in front of a Redis Cluster shared by
 /// every instance of an application.
 ///
 /// - `set` writes both tiers: the local cache, and Redis with
 ///   `SET key record PXAT expiry`, the same LZ4 record as the local file
-///   (``SharedTierRecord``) at the same absolute expiry.
+///   (`SharedTierRecord`, in `Kache`) at the same absolute expiry.
 /// - `data(forKey:)` asks the local tier, then Redis (filling the local tier
 ///   for the time the value has left), then answers nil.
 /// - `removeValue(forKey:)` removes from both.
