@@ -145,7 +145,7 @@ extension Kache {
         // They are picked on the cores that read them (`SettledRestore`).
         let settled = !stale && !(manifest?.settled.isEmpty ?? true)
             ? store.withLock { $0.settledRestore(for: manifest!) } : nil
-        let visit: RecordScan.SegmentVisitor? = if let settled { { id, read in settled.pick(segment: id, reading: read) } } else { nil }
+        let visit: RecordScan.SegmentVisitor? = if let settled { { id, length, read in settled.pick(segment: id, length: length, reading: read) } } else { nil }
         let found = stale || settled != nil
             ? try storage { () throws(StorageError) in try records.findRecords(atOpen: atOpen, segmentsOnly: !stale, visiting: visit) } : nil
         if stale { disk.noteChange() }

@@ -108,11 +108,13 @@ package struct RecordScan: Sendable {
     /// Takes a segment's valid blocks one by one as the scan reads them, on
     /// the core that reads them, instead of the scan keeping their records
     /// (`RecordStore.findRecords(atOpen:segmentsOnly:visiting:)`). Called once
-    /// for each segment, from several threads at once, with `read`, which
+    /// for each segment, from several threads at once, with its length and `read`, which
     /// scans the segment and hands each block to `take` while it is still in
     /// the core's cache (blocks gathered for a whole segment first were
     /// cold again by the time they were taken).
-    package typealias SegmentVisitor = @Sendable (_ id: UInt32, _ read: (_ take: (SegmentStore.ScannedBlock) -> Void) -> Void) -> Void
+    package typealias SegmentVisitor = @Sendable (
+        _ id: UInt32, _ length: Int, _ read: (_ take: (SegmentStore.ScannedBlock) -> Void) -> Void
+    ) -> Void
 
     /// Files of their own that hold a valid record under their own name, in no particular order.
     package private(set) var files: [OwnFile] = []
@@ -320,7 +322,7 @@ package struct RecordScan: Sendable {
                     return (scan, scan.latestSequence)
                 }
                 var scan = SegmentStore.Scan()
-                visit(sources[index].id) { take in scan = SegmentStore.scan(bytes, blocks: take) }
+                visit(sources[index].id, open.length) { take in scan = SegmentStore.scan(bytes, blocks: take) }
                 return (scan, scan.latestSequence)
             }
             reads.withLock { $0[index] = read }
