@@ -7,12 +7,13 @@ import Synchronization
 ///
 /// One by one under the store's lock, a million of them took 0.8 s of W8's
 /// 1 s open. Instead:
-/// 1. `pick` runs on the core that read a segment,
-///    while its records are in that core's cache: it keeps the records whose sequence the manifest
+/// 1. `pick` runs on the core that reads a segment, block by block as the
+///    scan reads them (`BlockKeys`: fixed fields, a key a string only once
+///    it is kept): it keeps the records whose sequence the manifest
 ///    lists, numbers their key spaces, and hashes their keys into the
 ///    index's shards;
 /// 2. `StoreState.restoreSettled` fills the shards on all cores, each under
-///    its own lock, and keeps each shard's accounting apart;
+///    its own lock (its table made just before), and keeps each shard's accounting apart;
 /// 3. then adds the sums to the key spaces, the disk budget and the segments' ledger.
 final class SettledRestore: Sendable {
     /// A settled record, with what the index needs of it.
@@ -54,8 +55,8 @@ final class SettledRestore: Sendable {
     func pick(segment id: UInt32, length: Int, reading read: ((SegmentStore.ScannedBlock) -> Void) -> Void) {
         var byShard = [[Pick]](repeating: [], count: EntryIndex.shardCount)
         // Room for a record per 32 bytes (W8's take 45): grown as they were
-        // picked, the lists' copies were a tenth of the open. Room never used
-        // is never touched, so it costs no memory.
+        // picked, the lists were copied into pages faulted afresh (2 % of
+        // W8's open in perf). Room never used is never touched, so it costs no memory.
         for shard in byShard.indices { byShard[shard].reserveCapacity(length / 32 / EntryIndex.shardCount) }
         // A segment's blocks mostly name the same key spaces: each list is
         // looked up in `spaces` when it differs from the block's before.
