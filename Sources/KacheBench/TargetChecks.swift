@@ -69,17 +69,17 @@ enum TargetChecks {
             if let w5 = find(.w5) {
                 let entries = Format.grouped(sizes.keyCount)
                 if let ready = w5.figure("ms to ready")?.statistics {
-                    checks.append(atMost("W5 ready in under 50 ms (\(entries) entries)", mode, ready.median, 50, unit: " ms"))
+                    checks.append(atMost("W5 ready in under 25 ms (\(entries) entries)", mode, ready.median, 25, unit: " ms"))
                 }
                 checks += noneEver(w5, ["keys lost", "wrong values"], mode)
             }
             if let w8 = find(.w8) {
                 let entries = Format.grouped(sizes.manySmallCount)
                 if let ready = w8.figure("ms to ready")?.statistics {
-                    checks.append(atMost("W8 ready in under 500 ms (\(entries) entries)", mode, ready.median, 500, unit: " ms"))
+                    checks.append(atMost("W8 ready in under 200 ms (\(entries) entries)", mode, ready.median, 200, unit: " ms"))
                 }
                 if let allocated = w8.figure("allocated ÷ raw bytes")?.statistics {
-                    checks.append(atMost("W8 allocated ÷ raw bytes ≤ 0.5", mode, allocated.median, 0.5, unit: ""))
+                    checks.append(atMost("W8 allocated ÷ raw bytes ≤ 0.22", mode, allocated.median, 0.22, unit: ""))
                 }
                 if let files = w8.figure("files in the directory")?.statistics {
                     // "Under 1,000": at most 999, so that exactly 1,000 misses.

@@ -207,7 +207,7 @@ struct QuickRunTests {
         #expect(outcome.stdout.contains("W4d churn on disk — async, 1 thread"))
 
         let targets = report.targets.map(\.target)
-        #expect(targets.contains("W8 ready in under 500 ms (50,000 entries)") && targets.contains("W4d write amplification ≤ 2.0"))
+        #expect(targets.contains("W8 ready in under 200 ms (50,000 entries)") && targets.contains("W4d write amplification ≤ 2.0"))
         #expect(targets.contains("W8 keys lost = 0 (every run)") && targets.contains("W8 files in the directory < 1,000 (50,000 entries)"))
     }
 

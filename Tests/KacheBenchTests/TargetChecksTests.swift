@@ -88,10 +88,10 @@ struct TargetChecksTests {
 
     @Test func manySmallAndChurnOnDiskTargets() {
         let w8 = result(.w8, .async, [
-            Figure(name: "ms to ready", unit: .milliseconds, higherIsBetter: false, samples: [400, 600, 450]),
+            Figure(name: "ms to ready", unit: .milliseconds, higherIsBetter: false, samples: [150, 600, 190]),
             Figure(name: "keys lost", unit: .count, higherIsBetter: false, samples: [0, 0, 0]),
             Figure(name: "wrong values", unit: .count, higherIsBetter: false, samples: [0, 2, 0]),
-            Figure(name: "allocated ÷ raw bytes", unit: .ratio, higherIsBetter: false, samples: [0.45]),
+            Figure(name: "allocated ÷ raw bytes", unit: .ratio, higherIsBetter: false, samples: [0.21]),
             Figure(name: "files in the directory", unit: .count, higherIsBetter: false, samples: [1_000]),
         ])
         let w4d = result(.w4d, .async, [
@@ -100,7 +100,7 @@ struct TargetChecksTests {
         ])
         let checks = TargetChecks.evaluate([w8, w4d], sizes: .standard)
         #expect(checks.map(\.target) == [
-            "W8 ready in under 500 ms (1,000,000 entries)", "W8 allocated ÷ raw bytes ≤ 0.5",
+            "W8 ready in under 200 ms (1,000,000 entries)", "W8 allocated ÷ raw bytes ≤ 0.22",
             "W8 files in the directory < 1,000 (1,000,000 entries)", "W8 keys lost = 0 (every run)", "W8 wrong values = 0 (every run)",
             "W4d write amplification ≤ 2.0",
         ], "dead bytes have no target check while there are no segments")
@@ -126,12 +126,12 @@ struct TargetChecksTests {
     @Test func restartTargetsAreAbsolute() {
         let checks = TargetChecks.evaluate([
             result(.w5, .sync, [
-                Figure(name: "ms to ready", unit: .milliseconds, higherIsBetter: false, samples: [40, 70, 45]),
+                Figure(name: "ms to ready", unit: .milliseconds, higherIsBetter: false, samples: [20, 70, 22]),
                 Figure(name: "keys lost", unit: .count, higherIsBetter: false, samples: [0, 1, 0]),
             ]),
         ], sizes: .standard)
-        #expect(checks.map(\.met) == [true, false], "the median ready time is 45 ms; one run lost a key")
-        #expect(checks.first?.target == "W5 ready in under 50 ms (100,000 entries)")
+        #expect(checks.map(\.met) == [true, false], "the median ready time is 22 ms; one run lost a key")
+        #expect(checks.first?.target == "W5 ready in under 25 ms (100,000 entries)")
         #expect(checks.first?.target.contains("100,000 entries") == true)
     }
 
