@@ -104,7 +104,7 @@ public final class TieredCache: Sendable {
     ///   when Redis fails and writes are ``TieredCacheConfiguration/WritePolicy/required``.
     public func set(_ data: Data, forKey key: String, ttl: Duration) async throws(TieredCacheError) {
         let now = local.configuration.clock.nanosecondsSince1970()
-        let expiry = now.addingReportingOverflow(ttl.nanoseconds).overflow ? Int64.max : now + ttl.nanoseconds
+        let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
         do {
             try await local.set(data, forKey: key, ttl: ttl)
         } catch {
@@ -190,15 +190,17 @@ public final class TieredCache: Sendable {
     // MARK: - Pools and Queues
 
     /// The Pool named `name` in Redis, holding at most `capacity` keys.
-    public func pool(named name: String, capacity: Int) -> SharedPool {
-        SharedPool(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
-                   clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
+    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as ``Kache/pool(named:capacity:)`` does.
+    public func pool(named name: String, capacity: Int) throws(KacheError) -> SharedPool {
+        try SharedPool(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
+                       clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
     }
 
     /// The Queue named `name` in Redis, holding at most `capacity` items.
-    public func queue(named name: String, capacity: Int) -> SharedQueue {
-        SharedQueue(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
-                    clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
+    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as ``Kache/queue(named:capacity:)`` does.
+    public func queue(named name: String, capacity: Int) throws(KacheError) -> SharedQueue {
+        try SharedQueue(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
+                        clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
     }
 
     // MARK: - Coherence
