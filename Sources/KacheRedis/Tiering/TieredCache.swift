@@ -103,10 +103,11 @@ public final class TieredCache: Sendable {
     ///   value (nothing is sent to Redis then); ``TieredCacheError/sharedTier(_:)``
     ///   when Redis fails and writes are ``TieredCacheConfiguration/WritePolicy/required``.
     public func set(_ data: Data, forKey key: String, ttl: Duration) async throws(TieredCacheError) {
+        // One reading of the clock for both tiers, so that they end at the same nanosecond.
         let now = local.configuration.clock.nanosecondsSince1970()
         let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
         do {
-            try await local.set(data, forKey: key, ttl: ttl)
+            try await local.set(data, forKey: key, ttl: ttl, now: now)
         } catch {
             throw .local(error)
         }
