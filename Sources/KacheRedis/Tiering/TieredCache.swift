@@ -160,13 +160,15 @@ public final class TieredCache: Sendable {
             counters.withLock { $0.damagedRecords += 1 }
             return nil
         }
-        let remaining = record.expiry - local.configuration.clock.nanosecondsSince1970()
+        let now = local.configuration.clock.nanosecondsSince1970()
+        let remaining = record.expiry - now
         guard remaining > 0 else {
             counters.withLock { $0.misses += 1 }
             return nil
         }
         counters.withLock { $0.sharedHits += 1 }
-        if (try? await local.set(record.value, forKey: key, ttl: .nanoseconds(remaining))) != nil,
+        // From the same reading, so that the copy ends when the record does.
+        if (try? await local.set(record.value, forKey: key, ttl: .nanoseconds(remaining), now: now)) != nil,
            ledger.withLock({ $0.wasInvalidated(key, since: epoch) })
         {
             // Changed while we read it: what we read may be the old value.
