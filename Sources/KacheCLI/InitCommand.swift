@@ -10,9 +10,10 @@ struct InitCommand: DirectoryCommand {
         discussion: """
         Creates DIR (and its parents) with its folders and a manifest, as an application opening \
         it for the first time would. An existing cache directory is left as it is, except that \
-        --disk-budget replaces the budget saved in it (a smaller one evicts the entries that \
-        expire first until the directory fits). A folder that exists, holds anything, and is not \
-        a cache directory is refused: kache never turns someone's folder into a cache.
+        --disk-budget replaces the budget saved in it (a smaller one removes expired entries \
+        first, then evicts by S3-FIFO until the entries fit). A folder that exists, holds \
+        anything, and is not a cache directory is refused: kache never turns someone's folder \
+        into a cache.
 
         \(ExitStatus.helpSection([.success, .usage, .notACacheDirectory, .locked, .ioFailure, .damagedManifest]))
         """

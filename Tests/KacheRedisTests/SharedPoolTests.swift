@@ -20,7 +20,7 @@ extension LiveClusterTests {
                 for seed in UInt64(1)...12 {
                     var rng = SplitMix64(seed: seed, thread: 0)
                     let capacity = Int(rng.next() % 8) + 2
-                    let pool = cache.pool(named: "model-\(seed)", capacity: capacity)
+                    let pool = try cache.pool(named: "model-\(seed)", capacity: capacity)
                     var model = SortedArrayPool(capacity: capacity)
                     for step in 0..<120 {
                         // Whole microseconds, the Redis score's unit; coarse steps make ties.
@@ -42,6 +42,55 @@ extension LiveClusterTests {
                 await cache.close()
                 await client.shutdown()
             }
+        }
+
+        /// A TTL too long to count from now ends at the largest expiry, as in
+        /// the local Pool: the value stays live a century later, and a later
+        /// set does not sweep it.
+        @Test(.timeLimit(.minutes(1))) func aTTLTooLongToCountSaturatesAtTheLargestExpiryAsTheLocalPoolDoes() async throws {
+            try await LiveCluster.with { cluster in
+                let client = cluster.client()
+                let clock = ManualClock()
+                let local = try Kache(inMemory: Kache.Configuration(clock: clock))
+                let cache = await TieredCache(local: local, client: client, configuration: TieredCacheConfiguration(tracksInvalidations: false))
+                let forever = Duration.seconds(Int64.max)
+                let century = Duration.seconds(100 * 365 * 86_400)
+                let localPool = try local.pool(named: "forever", capacity: 2)
+                try await localPool.set(Data("v".utf8), forKey: "k", ttl: forever)
+                let pool = try cache.pool(named: "forever", capacity: 2)
+                try await pool.set(Data("v".utf8), forKey: "k", ttl: forever)
+
+                let stored = try await client.send(RedisCommand(["HGET", "{kache:pool:forever}:values", "k"], keyIndex: 1))
+                #expect(try SharedTierRecord.decode(Data(try #require(stored.bytes))).expiry == Int64.max)
+                clock.advance(by: century)
+                await #expect(localPool.data(forKey: "k") == Data("v".utf8))
+                #expect(try await pool.set(Data("w".utf8), forKey: "other", ttl: .seconds(1)).expired.isEmpty)
+                #expect(try await pool.data(forKey: "k") == Data("v".utf8))
+                #expect(try await pool.keysByExpiry() == ["other", "k"])
+                try await pool.removeAll()
+                await cache.close()
+                await client.shutdown()
+            }
+        }
+    }
+}
+
+/// Bad input to a shared Pool is refused before Redis is asked, with the
+/// local Pool's errors. No cluster needed.
+@Suite struct SharedPoolInputTests {
+    @Test(arguments: [0, -3]) func aCapacityBelowOneIsRefusedAsByTheLocalPool(capacity: Int) async throws {
+        try await withUnreachableSharedTier { cache in
+            #expect(throws: KacheError.invalidCapacity(capacity)) { try cache.local.pool(named: "p", capacity: capacity) }
+            #expect(throws: KacheError.invalidCapacity(capacity)) { try cache.pool(named: "p", capacity: capacity) }
+        }
+    }
+
+    @Test(arguments: [Duration.zero, .seconds(-1)]) func aTTLThatIsNotPositiveIsRefusedAsByTheLocalPool(ttl: Duration) async throws {
+        try await withUnreachableSharedTier { cache in
+            let localPool = try cache.local.pool(named: "p", capacity: 2)
+            await #expect(throws: KacheError.invalidTTL(ttl)) { try await localPool.set(Data("v".utf8), forKey: "k", ttl: ttl) }
+            let pool = try cache.pool(named: "p", capacity: 2)
+            await #expect(throws: KacheError.invalidTTL(ttl)) { try await pool.set(Data("v".utf8), forKey: "k", ttl: ttl) }
         }
     }
 }

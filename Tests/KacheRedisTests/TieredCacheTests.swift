@@ -39,6 +39,64 @@ extension LiveClusterTests {
             }
         }
 
+        /// A set reads the clock once, and that reading gives both tiers their
+        /// expiry: the local copy is live a nanosecond before the Redis record
+        /// ends, and gone when it ends.
+        @Test(.timeLimit(.minutes(1))) func aSetReadsTheClockOnceAndBothTiersEndAtTheSameNanosecond() async throws {
+            try await LiveCluster.with { cluster in
+                let client = cluster.client()
+                let clock = CountingClock()
+                let cache = await TieredCache(
+                    local: try Kache(inMemory: Kache.Configuration(clock: clock)), client: client,
+                    configuration: TieredCacheConfiguration(tracksInvalidations: false)
+                )
+                let value = Data("v".utf8)
+                let (readings, start) = (clock.readings, clock.next)
+                try await cache.set(value, forKey: "k", ttl: .seconds(60))
+                #expect(clock.readings - readings == 1)
+                let expiry = try await recordExpiry(of: "k", in: client)
+                #expect(expiry == start + 60_000_000_000)
+                clock.set(to: expiry - 1)
+                await #expect(cache.local.data(forKey: "k") == value)
+                clock.set(to: expiry)
+                await #expect(cache.local.data(forKey: "k") == nil)
+                await cache.close()
+                await client.shutdown()
+            }
+        }
+
+        /// A local miss filled from Redis ends when the record ends, not a
+        /// clock reading later.
+        @Test(.timeLimit(.minutes(1))) func aFillFromRedisEndsWhenTheRecordEnds() async throws {
+            try await LiveCluster.with { cluster in
+                let client = cluster.client()
+                let clock = CountingClock()
+                let cache = await TieredCache(
+                    local: try Kache(inMemory: Kache.Configuration(clock: clock)), client: client,
+                    configuration: TieredCacheConfiguration(tracksInvalidations: false)
+                )
+                let value = Data("v".utf8)
+                try await cache.set(value, forKey: "k", ttl: .seconds(60))
+                let expiry = try await recordExpiry(of: "k", in: client)
+                await cache.local.removeValue(forKey: "k")
+                clock.set(to: expiry - 30_000_000_000)
+                #expect(await cache.data(forKey: "k") == value)
+                #expect(cache.statistics.sharedHits == 1)
+                clock.set(to: expiry - 1)
+                await #expect(cache.local.data(forKey: "k") == value)
+                clock.set(to: expiry)
+                await #expect(cache.local.data(forKey: "k") == nil)
+                await cache.close()
+                await client.shutdown()
+            }
+        }
+
+        /// The expiry of the record Redis holds for `key`.
+        private func recordExpiry(of key: String, in client: RedisClusterClient) async throws -> Int64 {
+            let stored = try await client.send(RedisCommand(["GET", RESPArgument("kache:" + key)], keyIndex: 1))
+            return try SharedTierRecord.decode(Data(try #require(stored.bytes))).expiry
+        }
+
         /// Two tiered caches in one process: a set or removal by one drops the
         /// other's local copy, and a cache's own write does not drop its own.
         @Test(.timeLimit(.minutes(1))) func aChangeElsewhereDropsTheLocalCopy() async throws {

@@ -21,6 +21,13 @@ extension Kache {
         try await change { try self.put(data, key: key, keySpace: .topLevel, ttl: ttl) }
     }
 
+    /// Stores `data` under `key` until `ttl` after `now`, a reading of the
+    /// configuration's clock the caller made: a tier beside this one that
+    /// takes its expiry from the same reading ends at the same nanosecond.
+    package func set(_ data: Data, forKey key: String, ttl: Duration, now: Int64) async throws {
+        try await change { try self.put(data, key: key, keySpace: .topLevel, ttl: ttl, now: now) }
+    }
+
     /// Stores `data` under `key` for the configuration's `defaultTTL`.
     public func set(_ data: Data, forKey key: String) async throws {
         try await set(data, forKey: key, ttl: configuration.defaultTTL)

@@ -251,14 +251,16 @@ public final class Kache: Sendable {
 
     // MARK: - Shared paths of the top level, Pools and Queues
 
-    func put(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration) throws {
-        try changingFiles { try insert(data, key: key, keySpace: keySpace, ttl: ttl) }
+    /// Stores a version of `key` expiring `ttl` after `now`: a reading of the
+    /// clock the caller made, for an expiry another tier shares; nil to read it here.
+    func put(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration, now: Timestamp? = nil) throws {
+        try changingFiles { try insert(data, key: key, keySpace: keySpace, ttl: ttl, now: now) }
         // In `async` the writer thread reclaims after its batches.
         if let records, records.writeBehind == nil { records.reclaimIfDue() }
     }
 
-    private func insert(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration) throws {
-        guard let pending = try indexVersion(data, key: key, keySpace: keySpace, ttl: ttl) else { return }
+    private func insert(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration, now: Timestamp?) throws {
+        guard let pending = try indexVersion(data, key: key, keySpace: keySpace, ttl: ttl, now: now) else { return }
         try carryToDisk(pending)
     }
 
@@ -272,12 +274,12 @@ public final class Kache: Sendable {
     /// evicting, charging the budgets), and encodes its record. Call inside
     /// `changingFiles`, then `carryToDisk` the result.
     /// - Returns: the version to write; nil in `memory` durability, where the index is all there is.
-    func indexVersion(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration) throws -> PendingVersion? {
+    func indexVersion(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration, now: Timestamp? = nil) throws -> PendingVersion? {
         let space = keySpace.number
         try validate(key: key)
         try validate(value: data)
         guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
-        let now = clock.nanosecondsSince1970()
+        let now = now ?? clock.nanosecondsSince1970()
         let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
         guard let records else {
             try store.withLock { state throws(KacheError) in

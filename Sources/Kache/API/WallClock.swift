@@ -75,8 +75,9 @@ public final class ManualClock: WallClock {
 }
 
 extension Timestamp {
-    /// `self + nanoseconds`, saturating at `Int64.max` instead of overflowing.
-    func adding(nanoseconds: Int64) -> Timestamp {
+    /// `self + nanoseconds`, saturating at `Int64.max` instead of overflowing:
+    /// every expiry `ttl` after `now` is `now.adding(nanoseconds: ttl.saturatingNanoseconds)`.
+    package func adding(nanoseconds: Int64) -> Timestamp {
         let (sum, overflow) = addingReportingOverflow(nanoseconds)
         return overflow ? (nanoseconds > 0 ? .max : .min) : sum
     }
@@ -86,7 +87,7 @@ extension Timestamp {
 
 extension Duration {
     /// Whole nanoseconds, saturating at `Int64.max` for durations too long to count.
-    var saturatingNanoseconds: Int64 {
+    package var saturatingNanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds > 0 ? .max : .min }

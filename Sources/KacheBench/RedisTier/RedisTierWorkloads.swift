@@ -205,7 +205,7 @@ struct RedisTierWorkloads: Sendable {
             context.value.progress.begin("W7 queue · tier redis · run \(run)/\(context.value.runs)", total: pushes, unit: "pushes")
             let client = client()
             let cache = try await tieredCache(client)
-            let queue = cache.queue(named: "w7-queue", capacity: capacity)
+            let queue = try cache.queue(named: "w7-queue", capacity: capacity)
             try await queue.removeAll()
             let popped = SharedCounter()
             let seconds = try await timedConcurrently(count: pushes) { index in

@@ -14,7 +14,7 @@ import NIOCore
 /// key to member; the sequence counter.
 ///
 /// ```swift
-/// let avatars = cache.pool(named: "avatars", capacity: 500)
+/// let avatars = try cache.pool(named: "avatars", capacity: 500)
 /// let removed = try await avatars.set(png, forKey: userID, ttl: .seconds(86_400))
 /// let cached = try await avatars.data(forKey: userID)
 /// ```
@@ -37,9 +37,11 @@ public struct SharedPool: Sendable {
     let policy: RetryPolicy
     private let keys: [RESPArgument]
 
-    init(name: String, capacity: Int, prefix: String, client: RedisClusterClient, clock: any WallClock, compressionThreshold: Int, policy: RetryPolicy) {
+    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as the local Pool does.
+    init(name: String, capacity: Int, prefix: String, client: RedisClusterClient, clock: any WallClock, compressionThreshold: Int, policy: RetryPolicy) throws(KacheError) {
+        guard capacity > 0 else { throw .invalidCapacity(capacity) }
         self.name = name
-        self.capacity = max(capacity, 1)
+        self.capacity = capacity
         self.client = client
         self.clock = clock
         self.compressionThreshold = compressionThreshold
@@ -49,11 +51,15 @@ public struct SharedPool: Sendable {
     }
 
     /// Stores `data` under `key` until `ttl` from now, by the Pool's rules, in one atomic step.
+    /// A TTL that reaches past the year 2262 ends at the largest expiry, as in the local Pool.
     /// - Returns: the keys it swept and evicted.
+    /// - Throws: ``KacheError/invalidTTL(_:)`` for a TTL that is not positive,
+    ///   as the local Pool does (nothing is sent); a ``RedisClientError`` when Redis fails.
     @discardableResult
-    public func set(_ data: Data, forKey key: String, ttl: Duration) async throws(RedisClientError) -> Removed {
+    public func set(_ data: Data, forKey key: String, ttl: Duration) async throws -> Removed {
+        guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
         let now = clock.nanosecondsSince1970()
-        return try await set(data, forKey: key, expiry: now.addingReportingOverflow(ttl.nanoseconds).partialValue, now: now)
+        return try await set(data, forKey: key, expiry: now.adding(nanoseconds: ttl.saturatingNanoseconds), now: now)
     }
 
     /// Stores `data` under `key` until the absolute `expiry` (ns since 1970), `now` being the time of the set.

@@ -13,7 +13,7 @@ import NIOCore
 /// only at the front: with one TTL for all items, those are the expired ones.
 ///
 /// ```swift
-/// let jobs = cache.queue(named: "jobs", capacity: 1000)
+/// let jobs = try cache.queue(named: "jobs", capacity: 1000)
 /// try await jobs.push(job, ttl: .seconds(60))
 /// while let next = try await jobs.pop() { run(next) }
 /// ```
@@ -28,9 +28,11 @@ public struct SharedQueue: Sendable {
     let policy: RetryPolicy
     private let list: RESPArgument
 
-    init(name: String, capacity: Int, prefix: String, client: RedisClusterClient, clock: any WallClock, compressionThreshold: Int, policy: RetryPolicy) {
+    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as the local Queue does.
+    init(name: String, capacity: Int, prefix: String, client: RedisClusterClient, clock: any WallClock, compressionThreshold: Int, policy: RetryPolicy) throws(KacheError) {
+        guard capacity > 0 else { throw .invalidCapacity(capacity) }
         self.name = name
-        self.capacity = max(capacity, 1)
+        self.capacity = capacity
         self.client = client
         self.clock = clock
         self.compressionThreshold = compressionThreshold
@@ -38,12 +40,16 @@ public struct SharedQueue: Sendable {
         list = RESPArgument("{\(prefix)queue:\(name)}:items")
     }
 
-    /// Appends `data`, which expires `ttl` from now.
+    /// Appends `data`, which expires `ttl` from now. A TTL that reaches past
+    /// the year 2262 ends at the largest expiry, as in the local Queue.
     /// - Returns: how many items it dropped (expired ones, then the oldest).
+    /// - Throws: ``KacheError/invalidTTL(_:)`` for a TTL that is not positive,
+    ///   as the local Queue does (nothing is sent); a ``RedisClientError`` when Redis fails.
     @discardableResult
-    public func push(_ data: Data, ttl: Duration) async throws(RedisClientError) -> Int {
+    public func push(_ data: Data, ttl: Duration) async throws -> Int {
+        guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
         let now = clock.nanosecondsSince1970()
-        let expiry = now.addingReportingOverflow(ttl.nanoseconds).partialValue
+        let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
         let record = SharedTierRecord.encode(data, key: "item", space: name, kind: .queue, expiry: expiry, compressionThreshold: compressionThreshold)
         let reply = try await SharedTierScripts.queuePush.run(client, keys: [list], arguments: [
             RESPArgument(ByteBuffer(copying: record)), RESPArgument(Int64(capacity)), RESPArgument(now),

@@ -103,10 +103,11 @@ public final class TieredCache: Sendable {
     ///   value (nothing is sent to Redis then); ``TieredCacheError/sharedTier(_:)``
     ///   when Redis fails and writes are ``TieredCacheConfiguration/WritePolicy/required``.
     public func set(_ data: Data, forKey key: String, ttl: Duration) async throws(TieredCacheError) {
+        // One reading of the clock for both tiers, so that they end at the same nanosecond.
         let now = local.configuration.clock.nanosecondsSince1970()
-        let expiry = now.addingReportingOverflow(ttl.nanoseconds).overflow ? Int64.max : now + ttl.nanoseconds
+        let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
         do {
-            try await local.set(data, forKey: key, ttl: ttl)
+            try await local.set(data, forKey: key, ttl: ttl, now: now)
         } catch {
             throw .local(error)
         }
@@ -159,13 +160,15 @@ public final class TieredCache: Sendable {
             counters.withLock { $0.damagedRecords += 1 }
             return nil
         }
-        let remaining = record.expiry - local.configuration.clock.nanosecondsSince1970()
+        let now = local.configuration.clock.nanosecondsSince1970()
+        let remaining = record.expiry - now
         guard remaining > 0 else {
             counters.withLock { $0.misses += 1 }
             return nil
         }
         counters.withLock { $0.sharedHits += 1 }
-        if (try? await local.set(record.value, forKey: key, ttl: .nanoseconds(remaining))) != nil,
+        // From the same reading, so that the copy ends when the record does.
+        if (try? await local.set(record.value, forKey: key, ttl: .nanoseconds(remaining), now: now)) != nil,
            ledger.withLock({ $0.wasInvalidated(key, since: epoch) })
         {
             // Changed while we read it: what we read may be the old value.
@@ -190,15 +193,17 @@ public final class TieredCache: Sendable {
     // MARK: - Pools and Queues
 
     /// The Pool named `name` in Redis, holding at most `capacity` keys.
-    public func pool(named name: String, capacity: Int) -> SharedPool {
-        SharedPool(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
-                   clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
+    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as ``Kache/pool(named:capacity:)`` does.
+    public func pool(named name: String, capacity: Int) throws(KacheError) -> SharedPool {
+        try SharedPool(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
+                       clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
     }
 
     /// The Queue named `name` in Redis, holding at most `capacity` items.
-    public func queue(named name: String, capacity: Int) -> SharedQueue {
-        SharedQueue(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
-                    clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
+    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as ``Kache/queue(named:capacity:)`` does.
+    public func queue(named name: String, capacity: Int) throws(KacheError) -> SharedQueue {
+        try SharedQueue(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
+                        clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
     }
 
     // MARK: - Coherence
