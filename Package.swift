@@ -130,6 +130,16 @@ let package = Package(
             name: "KacheServiceLifecycle",
             dependencies: ["Kache", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
+        // A test fixture, not a tool: a ServiceGroup that sets keys until SIGTERM,
+        // for KacheServiceLifecycleTests. No product names it, so users never see it.
+        .executableTarget(
+            name: "KacheLifecycleFixture",
+            dependencies: [
+                "Kache", "KacheServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "KacheCLI",
             dependencies: ["Kache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -167,11 +177,12 @@ let package = Package(
         .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheStorage", "KacheWorkloads", "KacheTestSupport"], exclude: ["Fixtures"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.
         .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI", "KacheTestSupport"]),
-        // KacheStorage for DiskFaults.
+        // Builds KacheLifecycleFixture, which its SIGTERM test runs; KacheStorage for DiskFaults.
         .testTarget(
             name: "KacheServiceLifecycleTests",
             dependencies: [
-                "KacheServiceLifecycle", "Kache", "KacheStorage", "KacheTestSupport",
+                "KacheServiceLifecycle", "KacheLifecycleFixture",
+                "Kache", "KacheStorage", "KacheTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
