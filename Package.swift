@@ -15,9 +15,10 @@ let package = Package(
         // A cache's statistics reported through swift-metrics (Prometheus, StatsD, OpenTelemetry…).
         .library(name: "KacheMetrics", targets: ["KacheMetrics"]),
         // A cache as a swift-service-lifecycle Service, saved and closed when its
-        // ServiceGroup shuts down; a product of its own, so that only its users
+        // ServiceGroup shuts down; products of their own, so that only their users
         // build ServiceLifecycle (and swift-async-algorithms under it).
         .library(name: "KacheServiceLifecycle", targets: ["KacheServiceLifecycle"]),
+        .library(name: "KacheRedisServiceLifecycle", targets: ["KacheRedisServiceLifecycle"]),
         // The generators of WORKLOADS.md, for the micro-benchmarks in Benchmarks/ and for
         // running the same work against another cache.
         .library(name: "KacheWorkloads", targets: ["KacheWorkloads"]),
@@ -130,6 +131,14 @@ let package = Package(
             name: "KacheServiceLifecycle",
             dependencies: ["Kache", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
+        // TieredCacheService, apart from KacheRedis, so that KacheRedis users don't build ServiceLifecycle.
+        .target(
+            name: "KacheRedisServiceLifecycle",
+            dependencies: [
+                "KacheRedis", "KacheServiceLifecycle", "Kache",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // A test fixture, not a tool: a ServiceGroup that sets keys until SIGTERM,
         // for KacheServiceLifecycleTests. No product names it, so users never see it.
         .executableTarget(
@@ -181,8 +190,8 @@ let package = Package(
         .testTarget(
             name: "KacheServiceLifecycleTests",
             dependencies: [
-                "KacheServiceLifecycle", "KacheLifecycleFixture",
-                "Kache", "KacheStorage", "KacheTestSupport",
+                "KacheServiceLifecycle", "KacheRedisServiceLifecycle", "KacheLifecycleFixture",
+                "Kache", "KacheRedis", "KacheStorage", "KacheTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
