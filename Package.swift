@@ -14,6 +14,11 @@ let package = Package(
         .library(name: "KacheRedis", targets: ["KacheRedis"]),
         // A cache's statistics reported through swift-metrics (Prometheus, StatsD, OpenTelemetry…).
         .library(name: "KacheMetrics", targets: ["KacheMetrics"]),
+        // A cache as a swift-service-lifecycle Service, saved and closed when its
+        // ServiceGroup shuts down; products of their own, so that only their users
+        // build ServiceLifecycle (and swift-async-algorithms under it).
+        .library(name: "KacheServiceLifecycle", targets: ["KacheServiceLifecycle"]),
+        .library(name: "KacheRedisServiceLifecycle", targets: ["KacheRedisServiceLifecycle"]),
         // The generators of WORKLOADS.md, for the micro-benchmarks in Benchmarks/ and for
         // running the same work against another cache.
         .library(name: "KacheWorkloads", targets: ["KacheWorkloads"]),
@@ -30,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // Only scripts/docs.sh uses it (`swift package generate-documentation`); no target links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -120,6 +126,29 @@ let package = Package(
             name: "KacheMetrics",
             dependencies: ["Kache", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
+        // KacheService: a Kache as a Service of a ServiceGroup.
+        .target(
+            name: "KacheServiceLifecycle",
+            dependencies: ["Kache", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+        ),
+        // TieredCacheService, apart from KacheRedis, so that KacheRedis users don't build ServiceLifecycle.
+        .target(
+            name: "KacheRedisServiceLifecycle",
+            dependencies: [
+                "KacheRedis", "KacheServiceLifecycle", "Kache",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // A test fixture, not a tool: a ServiceGroup that sets keys until SIGTERM,
+        // for KacheServiceLifecycleTests. No product names it, so users never see it.
+        .executableTarget(
+            name: "KacheLifecycleFixture",
+            dependencies: [
+                "Kache", "KacheServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "KacheCLI",
             dependencies: ["Kache", .product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -157,6 +186,16 @@ let package = Package(
         .testTarget(name: "KacheBenchTests", dependencies: ["KacheBench", "KacheStorage", "KacheWorkloads", "KacheTestSupport"], exclude: ["Fixtures"]),
         // Runs the built `kache` and `kache-bench` binaries against real directories.
         .testTarget(name: "KacheCLITests", dependencies: ["Kache", "KacheCLI", "KacheTestSupport"]),
+        // Builds KacheLifecycleFixture, which its SIGTERM test runs; KacheStorage for DiskFaults.
+        .testTarget(
+            name: "KacheServiceLifecycleTests",
+            dependencies: [
+                "KacheServiceLifecycle", "KacheRedisServiceLifecycle", "KacheLifecycleFixture",
+                "Kache", "KacheRedis", "KacheStorage", "KacheTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "KacheMetricsTests",
             dependencies: ["KacheMetrics", "Kache", .product(name: "MetricsTestKit", package: "swift-metrics")]
