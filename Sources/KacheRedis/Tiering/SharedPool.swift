@@ -37,7 +37,7 @@ public struct SharedPool: Sendable {
     let policy: RetryPolicy
     private let keys: [RESPArgument]
 
-    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as the local Pool does.
+    /// - Throws: `KacheError.invalidCapacity` for a capacity under 1, as the local Pool does.
     init(name: String, capacity: Int, prefix: String, client: RedisClusterClient, clock: any WallClock, compressionThreshold: Int, policy: RetryPolicy) throws(KacheError) {
         guard capacity > 0 else { throw .invalidCapacity(capacity) }
         self.name = name
@@ -53,7 +53,7 @@ public struct SharedPool: Sendable {
     /// Stores `data` under `key` until `ttl` from now, by the Pool's rules, in one atomic step.
     /// A TTL that reaches past the year 2262 ends at the largest expiry, as in the local Pool.
     /// - Returns: the keys it swept and evicted.
-    /// - Throws: ``KacheError/invalidTTL(_:)`` for a TTL that is not positive,
+    /// - Throws: `KacheError.invalidTTL` for a TTL that is not positive,
     ///   as the local Pool does (nothing is sent); a ``RedisClientError`` when Redis fails.
     @discardableResult
     public func set(_ data: Data, forKey key: String, ttl: Duration) async throws -> Removed {

@@ -28,7 +28,7 @@ public struct SharedQueue: Sendable {
     let policy: RetryPolicy
     private let list: RESPArgument
 
-    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as the local Queue does.
+    /// - Throws: `KacheError.invalidCapacity` for a capacity under 1, as the local Queue does.
     init(name: String, capacity: Int, prefix: String, client: RedisClusterClient, clock: any WallClock, compressionThreshold: Int, policy: RetryPolicy) throws(KacheError) {
         guard capacity > 0 else { throw .invalidCapacity(capacity) }
         self.name = name
@@ -43,7 +43,7 @@ public struct SharedQueue: Sendable {
     /// Appends `data`, which expires `ttl` from now. A TTL that reaches past
     /// the year 2262 ends at the largest expiry, as in the local Queue.
     /// - Returns: how many items it dropped (expired ones, then the oldest).
-    /// - Throws: ``KacheError/invalidTTL(_:)`` for a TTL that is not positive,
+    /// - Throws: `KacheError.invalidTTL` for a TTL that is not positive,
     ///   as the local Queue does (nothing is sent); a ``RedisClientError`` when Redis fails.
     @discardableResult
     public func push(_ data: Data, ttl: Duration) async throws -> Int {

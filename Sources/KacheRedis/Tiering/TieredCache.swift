@@ -193,14 +193,14 @@ public final class TieredCache: Sendable {
     // MARK: - Pools and Queues
 
     /// The Pool named `name` in Redis, holding at most `capacity` keys.
-    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as ``Kache/pool(named:capacity:)`` does.
+    /// - Throws: `KacheError.invalidCapacity` for a capacity under 1, as `Kache.pool(named:capacity:)` does.
     public func pool(named name: String, capacity: Int) throws(KacheError) -> SharedPool {
         try SharedPool(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
                        clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
     }
 
     /// The Queue named `name` in Redis, holding at most `capacity` items.
-    /// - Throws: ``KacheError/invalidCapacity(_:)`` for a capacity under 1, as ``Kache/queue(named:capacity:)`` does.
+    /// - Throws: `KacheError.invalidCapacity` for a capacity under 1, as `Kache.queue(named:capacity:)` does.
     public func queue(named name: String, capacity: Int) throws(KacheError) -> SharedQueue {
         try SharedQueue(name: name, capacity: capacity, prefix: configuration.keyPrefix, client: client,
                         clock: local.configuration.clock, compressionThreshold: configuration.compressionThreshold, policy: configuration.writePolicy)
