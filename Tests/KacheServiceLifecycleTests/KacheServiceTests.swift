@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func gracefulShutdownSavesEverySetAcknowledgedBeforeIt() async throws {
-        let directory = ScratchDirectory()
+        let directory = TemporaryDirectory()
         let cache = try Kache(directory: directory.url, configuration: Self.configuration)
         let group = ServiceGroup(services: [KacheService(cache: cache)], logger: Self.logger)
         try await Self.whileRunning(group) {
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func cancellingTheGroupAlsoSavesAndClosesTheCache() async throws {
-        let directory = ScratchDirectory()
+        let directory = TemporaryDirectory()
         let cache = try Kache(directory: directory.url, configuration: Self.configuration)
         let group = ServiceGroup(services: [KacheService(cache: cache)], logger: Self.logger)
         let running = Task { try await group.run() }
@@ -80,7 +80,7 @@ import Testing
     /// A write the `async` writer lost (ENOSPC) makes the shutdown's save
     /// throw; the group reports that error, and the cache is closed all the same.
     @Test(.timeLimit(.minutes(1))) func aFailedSaveIsTheGroupsErrorAndTheCacheIsClosedAllTheSame() async throws {
-        let directory = ScratchDirectory()
+        let directory = TemporaryDirectory()
         defer { DiskFaults.removeAll(pathContaining: directory.path) }
         var configuration = Self.configuration
         configuration.segmentThreshold = 0   // every entry in a file of its own under objects/
@@ -105,7 +105,7 @@ import Testing
 
     /// Two services for one cache: the second to shut down finds it closed, and says so.
     @Test(.timeLimit(.minutes(1))) func aSecondServiceForTheSameCacheThrowsClosed() async throws {
-        let directory = ScratchDirectory()
+        let directory = TemporaryDirectory()
         let cache = try Kache(directory: directory.url, configuration: Self.configuration)
         try await cache.set(Self.value(1), forKey: "key-1", ttl: .seconds(3600))
         let group = ServiceGroup(services: [KacheService(cache: cache), KacheService(cache: cache)], logger: Self.logger)

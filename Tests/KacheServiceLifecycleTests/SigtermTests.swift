@@ -14,8 +14,8 @@ import Glibc
 
     @Test(.timeLimit(.minutes(1))) func sigtermWhileSettingKeepsEveryAcknowledgedSetAndExitsZero() async throws {
         let fixture = try #require(Self.fixture, "KacheLifecycleFixture was not built beside the tests")
-        let directory = ScratchDirectory()
-        let streams = ScratchDirectory("streams")
+        let directory = TemporaryDirectory()
+        let streams = TemporaryDirectory("streams")
         try FileManager.default.createDirectory(at: streams.url, withIntermediateDirectories: true)
         let stderrPath = streams.url.appendingPathComponent("stderr").path
         let child = try ChildProcess(

@@ -5,6 +5,7 @@ import KacheRedisServiceLifecycle
 import Logging
 import ServiceLifecycle
 import Testing
+import KacheTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,7 @@ import Glibc
 /// listens, so writes to Redis fail at once and are only counted (best-effort).
 @Suite struct TieredCacheServiceTests {
     @Test(.timeLimit(.minutes(1))) func gracefulShutdownShutsTheClientDownAndSavesTheLocalCache() async throws {
-        let directory = ScratchDirectory()
+        let directory = TemporaryDirectory()
         var configuration = Kache.Configuration()
         configuration.durability = .async
         let local = try Kache(directory: directory.url, configuration: configuration)

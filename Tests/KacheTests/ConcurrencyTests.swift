@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Kache
+import KacheTestSupport
 
 @Suite struct ConcurrencyTests {
     @Test(arguments: [Durability.async, .sync])

@@ -2,6 +2,7 @@ import Foundation
 import KacheStorage
 import Testing
 @testable import Kache
+import KacheTestSupport
 
 /// The disk budget's policy, S3-FIFO over whole entries (`DiskQueues`), and
 /// what a record is charged while it waits for the writer (`DiskBudget.expectedShare`).

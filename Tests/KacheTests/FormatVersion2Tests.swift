@@ -2,6 +2,7 @@ import Foundation
 import KacheStorage
 import Testing
 @testable import Kache
+import KacheTestSupport
 
 /// A directory written in format version 2 (records back to back in segment
 /// files, a manifest of version 2) opens, reads, and takes new writes in

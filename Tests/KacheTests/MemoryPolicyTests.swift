@@ -2,6 +2,7 @@ import Foundation
 import KacheStorage
 import Testing
 @testable import Kache
+import KacheTestSupport
 
 /// The memory tier's policy, S3-FIFO (`MemoryBudget`).
 @Suite struct MemoryPolicyTests {

@@ -2,6 +2,7 @@ import Foundation
 import KacheStorage
 import Testing
 @testable import Kache
+import KacheTestSupport
 
 @Suite struct PersistenceTests {
     @Test(arguments: [Durability.async, .sync, .fsync])

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Kache
+import KacheTestSupport
 
 @Suite struct QueueTests {
     @Test(arguments: [Durability.memory, .async, .sync])

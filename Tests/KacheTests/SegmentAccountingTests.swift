@@ -2,6 +2,7 @@ import Foundation
 import KacheStorage
 import Testing
 @testable import Kache
+import KacheTestSupport
 
 /// The segment accounting against a reference: seeded random sets of every
 /// size, overwrites, removals, expiries, checkpoints and compactions, after

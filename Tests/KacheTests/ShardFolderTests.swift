@@ -2,6 +2,7 @@ import Foundation
 import KacheStorage
 import Testing
 @testable import Kache
+import KacheTestSupport
 
 /// Shard folders of `objects/` are made when the first file of its own is
 /// written into them (`DiskStore+ShardFolders.swift`): a cache of small

@@ -1,27 +1,9 @@
 import Foundation
 @testable import Kache
 import KacheStorage
+import KacheTestSupport
 
-/// A fresh temporary directory, removed when the value is released.
-///
-/// Hold the value for as long as the folder is used: in
-/// `Kache(directory: TemporaryDirectory().url, …)` it is released (and the
-/// folder, still empty, removed) before the cache creates its files, which
-/// then stay behind in /tmp.
-final class TemporaryDirectory: @unchecked Sendable {
-    let url: URL
-    var path: String { url.path }
-
-    init(_ label: String = #function) {
-        let safe = label.filter { $0.isLetter || $0.isNumber }
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("kache-test-\(safe)-\(UUID().uuidString.prefix(8))", isDirectory: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-
+extension TemporaryDirectory {
     /// Every entry file under `objects/`.
     func entryFiles() -> [String] {
         let objects = url.appendingPathComponent("objects").path
