@@ -1,6 +1,5 @@
 import Foundation
 import KacheStorage
-import Synchronization
 
 /// The settled entries of a current manifest of version 4 or later (listed by their
 /// sequences, their records read from the segments' keys sections), restored on all cores.
@@ -40,7 +39,6 @@ final class SettledRestore: Sendable {
     /// Each shard's picks, a list for each batch of a segment's records: the
     /// core that fills a shard takes its lists, and frees them, apart from the others.
     private let picked: [Locked<[(segment: UInt32, picks: [Pick])]>]
-    private let pickedCount = Atomic<Int>(0)
 
     init(settled: SettledVersions, spaces: [String: Space]) {
         self.settled = settled
@@ -62,7 +60,6 @@ final class SettledRestore: Sendable {
         // looked up in `spaces` when it differs from the block's before.
         var listed: [BlockKeys.Space] = []
         var numbered: [Space?] = []
-        var count = 0
         read { block in
             let keys = block.keys
             if keys.spaces != listed {
@@ -79,17 +76,12 @@ final class SettledRestore: Sendable {
                     location: RecordLocation(segment: id, offset: block.offset, index: index, length: Int(record.share)),
                     rawSize: Int(record.valueLength), hash: hash, space: UInt16(truncatingIfNeeded: space.number)
                 ))
-                count += 1
             }
         }
         for shard in byShard.indices where !byShard[shard].isEmpty {
             picked[shard].withLock { $0.append((id, byShard[shard])) }
         }
-        pickedCount.add(count, ordering: .relaxed)
     }
-
-    /// How many records were picked, in every shard.
-    var count: Int { pickedCount.load(ordering: .relaxed) }
 
     /// Takes shard `shard`'s picks, in the order of their segments' numbers.
     func takePicks(shard: Int) -> [[Pick]] {
