@@ -27,6 +27,15 @@ package struct BlockKeys: Sendable {
         /// Its key space's index in `spaces`.
         package var space: UInt16
         package var isTombstone: Bool
+
+        /// The header a file of its own would give the record (a block's
+        /// values are stored together: its stored length is its raw length).
+        func header(key: String, space: Space) -> EntryFile.Header {
+            EntryFile.Header(
+                flags: isTombstone ? .tombstone : [], expiry: expiry, sequence: sequence,
+                rawLength: Int(valueLength), storedLength: Int(valueLength), key: key, space: space.name ?? "", kind: space.kind
+            )
+        }
     }
 
     /// A key space the block's records name.
@@ -114,17 +123,11 @@ package struct BlockKeys: Sendable {
         }
     }
 
-    /// Record `index` as a file of its own would give its header (a block's
-    /// values are stored together: its stored length is its raw length).
+    /// Record `index` as a file of its own would give its header.
     package func header(_ index: Int) -> EntryFile.Header {
         if let headers { return headers[index] }
         let record = records[index]
-        let space = spaces[Int(record.space)]
-        return EntryFile.Header(
-            flags: record.isTombstone ? .tombstone : [], expiry: record.expiry, sequence: record.sequence,
-            rawLength: Int(record.valueLength), storedLength: Int(record.valueLength),
-            key: key(of: record), space: space.name ?? "", kind: space.kind
-        )
+        return record.header(key: key(of: record), space: spaces[Int(record.space)])
     }
 
     /// Where each record's value is in the block's raw values section.

@@ -509,11 +509,7 @@ struct KeysReader {
         let fields = try readFields()
         let space = prelude.spaces.entries[Int(fields.space)]
         let key = String(decoding: UnsafeRawBufferPointer(rebasing: raw[Int(fields.keyStart) ..< Int(fields.keyStart + fields.keyLength)]).assumingMemoryBound(to: UInt8.self), as: UTF8.self)
-        let header = EntryFile.Header(
-            flags: fields.isTombstone ? .tombstone : [], expiry: fields.expiry, sequence: fields.sequence,
-            rawLength: Int(fields.valueLength), storedLength: Int(fields.valueLength), key: key, space: space.name ?? "", kind: space.kind
-        )
-        return (header, valueStart ..< valuesEnd)
+        return (fields.header(key: key, space: space), valueStart ..< valuesEnd)
     }
 }
 
