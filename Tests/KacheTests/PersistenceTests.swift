@@ -122,7 +122,7 @@ import KacheTestSupport
         func savedRuns() throws -> [ClosedRange<UInt64>] {
             try cache.save()
             let bytes = [UInt8](try Data(contentsOf: dir.url.appendingPathComponent(DiskStore.manifestFile)))
-            #expect(bytes[12] == 5)
+            #expect(bytes[12] == Manifest.version)
             return try bytes.withUnsafeBytes { raw throws(Manifest.Damage) in try Manifest(decoding: raw) }.settled.runs
         }
         for i in 0 ..< 2000 { try cache.set(Data("v\(i)".utf8), forKey: "k\(i)", ttl: .seconds(600)) }
@@ -142,7 +142,7 @@ import KacheTestSupport
 
     /// A directory whose current manifest is of version 4 (settled sequences
     /// one varint each) opens from it, as it did: nothing rebuilt, nothing
-    /// quarantined, every entry read. The next save writes version 5.
+    /// quarantined, every entry read. The next save writes version 6.
     @Test func aDirectoryWithAVersion4ManifestOpensFromIt() throws {
         let clock = ManualClock()
         let dir = TemporaryDirectory()
@@ -179,7 +179,7 @@ import KacheTestSupport
         cache.checkInvariants()
         try cache.save()
         let saved = [UInt8](try Data(contentsOf: url))
-        #expect(saved[12] == 5)
+        #expect(saved[12] == 6)
         #expect(try saved.withUnsafeBytes { raw throws(Manifest.Damage) in try Manifest(decoding: raw) }.settled == manifest.settled)
         try cache.close()
     }

@@ -118,6 +118,79 @@ import Testing
         cache.checkInvariants()
     }
 
+    /// A directory of format version 5 (blocks "KBL2", keys in rows, and a
+    /// manifest of version 5) opens and reads every entry, from its manifest
+    /// or, after a crash, from the segments alone; nothing is quarantined.
+    /// New writes go to blocks of version 6 beside the old ones, and the
+    /// next save writes a manifest of version 6.
+    @Test(arguments: [false, true])
+    func aDirectoryOfVersion5OpensAndReads(afterACrash: Bool) throws {
+        let clock = ManualClock()
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock))
+            let pool = try cache.pool(named: "avatars", capacity: 1000)
+            for i in 0 ..< 200 {
+                try cache.set(compressible(150, seed: i), forKey: "key-\(i)", ttl: .seconds(600 + i))
+                try pool.set(compressible(80, seed: 500 + i), forKey: "p\(i)", ttl: .seconds(900))
+            }
+            for i in stride(from: 0, to: 200, by: 10) { cache.removeValue(forKey: "key-\(i)") }
+            if afterACrash { cache.abandonForTesting() } else { try cache.close() }
+        }
+        var blocks = 0
+        for name in segmentFiles(dir) {
+            let url = URL(fileURLWithPath: segmentPath(dir, name))
+            let bytes = try Data(contentsOf: url)
+            var version5 = Data()
+            var offset = 0
+            while offset < bytes.count {
+                let length = try #require(bytes.withUnsafeBytes { SegmentBlock.blockLength(at: UnsafeRawBufferPointer(rebasing: $0[offset...])) })
+                let block = bytes.subdata(in: offset ..< offset + length)
+                #expect(block.prefix(4) == Data("KBL3".utf8))
+                let contents = try SegmentBlock.decode(block)
+                version5 += BlockSections.version5Block(contents.records.indices.map { index in
+                    let header = contents.records[index].header
+                    return SegmentBlock.Record(
+                        key: header.key, space: header.space, kind: header.kind, expiry: header.expiry, sequence: header.sequence,
+                        isTombstone: header.isTombstone, value: contents.value(of: index)
+                    )
+                })
+                offset += length
+                blocks += 1
+            }
+            try version5.write(to: url)
+        }
+        #expect(blocks > 2)
+        let manifestURL = dir.url.appendingPathComponent(DiskStore.manifestFile)
+        if !afterACrash {
+            let current = [UInt8](try Data(contentsOf: manifestURL))
+            let manifest = try current.withUnsafeBytes { raw throws(Manifest.Damage) in try Manifest(decoding: raw) }
+            try Data(manifest.encoded(asVersion: 5)).write(to: manifestURL)
+        }
+        func readsEverything(_ cache: Kache) throws {
+            let pool = try cache.pool(named: "avatars", capacity: 1000)
+            for i in 0 ..< 200 {
+                #expect(cache.data(forKey: "key-\(i)") == (i % 10 == 0 ? nil : compressible(150, seed: i)), "key-\(i)")
+                #expect(pool.data(forKey: "p\(i)") == compressible(80, seed: 500 + i), "p\(i)")
+            }
+        }
+        do {
+            let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock, memoryBudget: 0))
+            #expect(cache.statistics.entries == 380)
+            #expect(cache.statistics.quarantined == 0 && dir.files(in: "quarantine").isEmpty)
+            try readsEverything(cache)
+            for i in 0 ..< 20 { try cache.set(compressible(150, seed: 1000 + i), forKey: "new-\(i)", ttl: .seconds(600)) }
+            cache.checkInvariants()
+            try cache.close()
+        }
+        #expect(try Data(contentsOf: manifestURL)[12] == 6)
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, clock: clock, memoryBudget: 0))
+        try readsEverything(cache)
+        for i in 0 ..< 20 { #expect(cache.data(forKey: "new-\(i)") == compressible(150, seed: 1000 + i)) }
+        #expect(cache.statistics.quarantined == 0)
+        cache.checkInvariants()
+    }
+
     @Test(arguments: [false, true])
     func aDamagedRecordIsAMissAndTheRestOfItsSegmentIsServed(rebuildingFromRecords: Bool) throws {
         let clock = ManualClock()

@@ -28,6 +28,25 @@ package struct BlockKeys: Sendable {
         package var space: UInt16
         package var isTombstone: Bool
 
+        /// Every field zero: filled in by the reader, a column at a time.
+        init() {
+            self.init(expiry: 0, sequence: 0, keyStart: 0, keyLength: 0, valueLength: 0, share: 0, space: 0, isTombstone: false)
+        }
+
+        init(
+            expiry: Timestamp, sequence: UInt64, keyStart: UInt32, keyLength: UInt32, valueLength: UInt32, share: UInt32, space: UInt16,
+            isTombstone: Bool
+        ) {
+            self.expiry = expiry
+            self.sequence = sequence
+            self.keyStart = keyStart
+            self.keyLength = keyLength
+            self.valueLength = valueLength
+            self.share = share
+            self.space = space
+            self.isTombstone = isTombstone
+        }
+
         /// The header a file of its own would give the record (a block's
         /// values are stored together: its stored length is its raw length).
         func header(key: String, space: Space) -> EntryFile.Header {
@@ -47,8 +66,8 @@ package struct BlockKeys: Sendable {
     }
 
     package private(set) var records: [Fields]
-    /// The bytes the keys are in: the raw keys section of a block of the
-    /// current layout, the keys back to back otherwise.
+    /// The bytes the keys are in: the raw keys section of a block of format
+    /// version 5 (keys in rows), the keys back to back otherwise.
     package let keyBytes: [UInt8]
     package let spaces: [Space]
     /// The headers of a block of version 3 or a record of version 2, as
@@ -65,9 +84,18 @@ package struct BlockKeys: Sendable {
             return
         }
         let sections = try Sections(block)
-        let keyBytes = try sections.rawKeys()
-        let parsed = try keyBytes.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) -> (records: [Fields], spaces: [Space], ends: [Int]) in
+        let rawKeys = try sections.rawKeys()
+        let parsed = try rawKeys.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) -> (records: [Fields], keyBytes: [UInt8]?, spaces: [Space], ends: [Int]) in
+                if sections.hasKeyColumns {
+                    let (records, keyBytes, spaces) = try KeyColumns.read(raw, count: sections.count)
+                    var weight = 0
+                    let ends = records.map { record in
+                        weight += KeyColumns.weight(keyLength: Int(record.keyLength), valueLength: Int(record.valueLength))
+                        return weight
+                    }
+                    return (records, keyBytes, spaces, ends)
+                }
                 var reader = try KeysReader(raw, count: sections.count)
                 var records: [Fields] = []
                 var ends: [Int] = []
@@ -78,15 +106,17 @@ package struct BlockKeys: Sendable {
                     ends.append(reader.offset + reader.valuesEnd)
                 }
                 guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
-                guard reader.valuesEnd == sections.valuesRaw else { throw .lengthMismatch(expected: sections.valuesRaw, actual: reader.valuesEnd) }
-                return (records, reader.spaces, ends)
+                return (records, nil, reader.spaces, ends)
             }
         }.get()
+        let valuesLength = parsed.records.reduce(0) { $0 + Int($1.valueLength) }
+        guard valuesLength == sections.valuesRaw else { throw .lengthMismatch(expected: sections.valuesRaw, actual: valuesLength) }
         var records = parsed.records
         for (index, share) in SegmentBlock.shares(of: block.count, byEnds: parsed.ends).enumerated() {
             records[index].share = UInt32(share)
         }
-        self.init(records: records, keyBytes: keyBytes, spaces: parsed.spaces, headers: nil)
+        // Keys in rows are read where they lie, in the raw section; keys in columns are rebuilt.
+        self.init(records: records, keyBytes: parsed.keyBytes ?? rawKeys, spaces: parsed.spaces, headers: nil)
     }
 
     /// The records of `headers` (a block of version 3, or a record of

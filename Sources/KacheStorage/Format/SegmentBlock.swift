@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```
 /// offset size field
-///  0      4   magic "KBL2"
+///  0      4   magic "KBL3" ("KBL2" in format version 5: keys in rows)
 ///  4      8   checksum: XXH64 (seed 0) of bytes 12 ..< end of block
 /// 12      4   keys section: stored length
 /// 16      4   keys section: raw length
@@ -18,11 +18,11 @@ import Foundation
 /// ```
 /// The raw keys section: base expiry (i64, ms since the epoch), base sequence (u64), the
 /// key spaces its records name (a count, then each one's kind byte and its
-/// name, a varint length and UTF-8), then per record: flags (bit 1:
-/// tombstone), its key space's index in that list, key (varint length,
-/// UTF-8), expiry in milliseconds above the base, sequence less the
-/// record's before (the first's less the base; zigzag), value length. The
-/// raw values section: the values back to back. Varints are LEB128.
+/// name, a varint length and UTF-8), then the records' fields a column each
+/// (`KeyColumns`: flags, key space, key, expiry, sequence, value length). In
+/// format version 5 the same fields came a record after another
+/// (`KeysReader`). The raw values section: the values back to back. Varints
+/// are LEB128.
 ///
 /// Why two sections: opening reads every record's key, never a value, so
 /// the keys section is decompressed alone (and no second copy of the keys
@@ -34,7 +34,10 @@ import Foundation
 /// block: a flipped bit costs that block's records, never the rest of the
 /// segment.
 package enum SegmentBlock {
-    package static let magic: [UInt8] = Array("KBL2".utf8)
+    package static let magic: [UInt8] = Array("KBL3".utf8)
+    /// Blocks of format version 5: the same header, the keys section a
+    /// record after another (`KeysReader`). Read, no longer written.
+    package static let rowsMagic: [UInt8] = Array("KBL2".utf8)
     package static let headerSize = 32
     /// A location names a record by its index in the block, in 8 bits.
     package static let maximumRecords = 255
@@ -99,12 +102,19 @@ package enum SegmentBlock {
         package var largestRawLength: Int {
             key.utf8.count + value.count + space.utf8.count + 40
         }
+
+        /// What the record weighs in a block (`KeyColumns.weight`): what
+        /// fills a block to its target, and its share of the block's length.
+        package var weight: Int {
+            KeyColumns.weight(keyLength: key.utf8.count, valueLength: value.count)
+        }
     }
 
     /// Gathers records and seals them into a block.
     package struct Builder {
         package private(set) var records: [Record] = []
-        /// Raw bytes so far, the bases and key-space list left out.
+        /// The records' weight so far (`Record.weight`: about their raw
+        /// bytes, the bases and key-space list left out).
         package private(set) var rawLength = 0
 
         package init() {}
@@ -115,13 +125,13 @@ package enum SegmentBlock {
         /// Whether `record` still fits a block aimed at `targetLength` raw bytes
         /// (an empty block takes any record).
         package func fits(_ record: Record, targetLength: Int = SegmentBlock.targetRawLength) -> Bool {
-            records.isEmpty || !isFull && rawLength + record.largestRawLength <= targetLength
+            records.isEmpty || !isFull && rawLength + record.weight <= targetLength
         }
 
         package mutating func append(_ record: Record) {
             precondition(!isFull, "a block holds at most \(SegmentBlock.maximumRecords) records")
             records.append(record)
-            rawLength += record.largestRawLength
+            rawLength += record.weight
         }
 
         /// The block's bytes, and each record's share of them (in proportion
@@ -132,9 +142,9 @@ package enum SegmentBlock {
             var keys = [UInt8]()
             keys.reserveCapacity(records.count * 24 + 32)
             let baseExpiry = SegmentBlock.expiryUnits(records.lazy.map(\.expiry).min()!)
-            var previous = records[0].sequence
+            let baseSequence = records[0].sequence
             keys.appendInteger(baseExpiry)
-            keys.appendInteger(previous)
+            keys.appendInteger(baseSequence)
             var spaces: [String: Int] = [:]
             var spaceList: [(name: String, kind: UInt8)] = []
             for record in records where spaces[record.space] == nil {
@@ -147,25 +157,17 @@ package enum SegmentBlock {
                 keys.appendVarint(UInt64(name.utf8.count))
                 keys.append(contentsOf: name.utf8)
             }
+            KeyColumns.append(records, baseExpiry: baseExpiry, baseSequence: baseSequence, spaceIndex: { spaces[$0.space]! }, to: &keys)
             var ends: [Int] = []
             ends.reserveCapacity(records.count)
-            var valuesLength = 0
-            for record in records {
-                keys.append(record.isTombstone ? SegmentBlock.tombstoneFlag : 0)
-                keys.appendVarint(UInt64(spaces[record.space]!))
-                keys.appendVarint(UInt64(record.key.utf8.count))
-                keys.append(contentsOf: record.key.utf8)
-                // Never negative: the base is the least expiry.
-                keys.appendVarint(UInt64(bitPattern: SegmentBlock.expiryUnits(record.expiry) &- baseExpiry))
-                keys.appendVarint(SegmentBlock.zigzag(record.sequence &- previous))
-                previous = record.sequence
-                keys.appendVarint(UInt64(record.value.count))
-                valuesLength += record.value.count
-                ends.append(keys.count + valuesLength)
-            }
+            var weight = 0
             var values = [UInt8]()
-            values.reserveCapacity(valuesLength)
-            for record in records { values.append(contentsOf: record.value) }
+            values.reserveCapacity(records.reduce(0) { $0 + $1.value.count })
+            for record in records {
+                weight += record.weight
+                ends.append(weight)
+                values.append(contentsOf: record.value)
+            }
             let block = SegmentBlock.seal(keys: keys, values: values, count: records.count, compression: compression)
             return (block, SegmentBlock.shares(of: block.count, byEnds: ends))
         }
@@ -181,7 +183,7 @@ package enum SegmentBlock {
     }
 
     /// The two sections behind a header, each compressed where LZ4 shrinks it.
-    private static func seal(keys: [UInt8], values: [UInt8], count: Int, compression: Compression) -> Data {
+    package static func seal(keys: [UInt8], values: [UInt8], count: Int, compression: Compression, magic: [UInt8] = magic) -> Data {
         var block = Data(count: headerSize + keys.count + values.count)
         var flags: UInt8 = 0
         var keysStored = 0
@@ -269,7 +271,7 @@ package enum SegmentBlock {
             return startsVersion3Block(bytes) && bytes.count >= Version3.headerSize ? Version3.blockLength(at: bytes) : nil
         }
         if startsVersion3Block(bytes) { return Version3.blockLength(at: bytes) }
-        guard bytes.prefix(4).elementsEqual(magic) else { return nil }
+        guard startsCurrentHeader(bytes) else { return nil }
         func field(_ offset: Int) -> Int { Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }
         return headerSize + field(Offset.keysStored) + field(Offset.valuesStored)
     }
@@ -277,7 +279,12 @@ package enum SegmentBlock {
     /// Whether `bytes` start with a block's magic, of either layout (a record
     /// of version 2 starts with `EntryFile.magic`).
     package static func startsBlock(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytes.count >= 4 && (bytes.prefix(4).elementsEqual(magic) || startsVersion3Block(bytes))
+        startsCurrentHeader(bytes) || startsVersion3Block(bytes)
+    }
+
+    /// Whether `bytes` start with the magic of a block with this header, keys in columns or in rows.
+    static func startsCurrentHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count >= 4 && (bytes.prefix(4).elementsEqual(magic) || bytes.prefix(4).elementsEqual(rowsMagic))
     }
 
     static func startsVersion3Block(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -360,12 +367,15 @@ struct Sections {
     let keysCompressed: Bool
     let valuesCompressed: Bool
     let count: Int
+    /// Whether the keys section is in columns (`KeyColumns`), else a record after another (`KeysReader`).
+    let hasKeyColumns: Bool
 
     init(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) {
         typealias Offset = SegmentBlock.Offset
         let headerSize = SegmentBlock.headerSize
         guard block.count >= headerSize else { throw .truncated(length: block.count) }
-        guard block.prefix(4).elementsEqual(SegmentBlock.magic) else { throw .badMagic }
+        guard SegmentBlock.startsCurrentHeader(block) else { throw .badMagic }
+        hasKeyColumns = block.prefix(4).elementsEqual(SegmentBlock.magic)
         func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
             T(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: T.self))
         }
@@ -417,9 +427,14 @@ struct Sections {
     /// Record `index`, and its value's range in the values section.
     func record(_ index: Int) throws(EntryFile.Damage) -> (EntryFile.Header, Range<Int>) {
         try withKeys { raw throws(EntryFile.Damage) in
-            var reader = try KeysReader(raw, count: count)
-            for _ in 0 ..< index { try reader.skipRecord() }
-            let (header, value) = try reader.readRecord()
+            let header: EntryFile.Header, value: Range<Int>
+            if hasKeyColumns {
+                (header, value) = try KeyColumns.record(index, in: raw, count: count)
+            } else {
+                var reader = try KeysReader(raw, count: count)
+                for _ in 0 ..< index { try reader.skipRecord() }
+                (header, value) = try reader.readRecord()
+            }
             guard value.upperBound <= valuesRaw else { throw .lengthMismatch(expected: valuesRaw, actual: value.upperBound) }
             return (header, value)
         }
@@ -440,8 +455,10 @@ struct Sections {
     }
 }
 
-/// Reads a raw keys section: its bases and key-space list, then one record
-/// at a time, counting where each value lies in the values section.
+/// Reads a raw keys section of format version 5 (magic "KBL2"): its bases
+/// and key-space list, then one record at a time (flags, key space, key as a
+/// varint length and bytes, expiry in ms above the base, zigzag sequence,
+/// value length), counting where each value lies in the values section.
 struct KeysReader {
     private let raw: UnsafeRawBufferPointer
     private var reader: BinaryReader

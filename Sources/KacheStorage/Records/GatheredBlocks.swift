@@ -39,7 +39,7 @@ package final class GatheredBlocks: Sendable {
             var entry = waiting[bucket] ?? Waiting(since: .now)
             var readyCount = 0
             for write in writes {
-                let length = write.record!.largestRawLength
+                let length = write.record!.weight
                 let fits = entry.openBlockCount == 0
                     || entry.openBlockCount < SegmentBlock.maximumRecords && entry.openBlockLength + length <= SegmentBlock.targetRawLength
                 if !fits {
