@@ -53,8 +53,12 @@ enum TargetChecks {
                 if mode == .async, let ratio = ratio(w1, "durable sets/s", Baselines.append) {
                     checks.append(atLeast("W1 durable sets/s ≥ 0.5× \(Baselines.append)", mode, ratio, 0.5, asRatio: true))
                 }
+                // Issue 32's: at or below RocksDB's bytes, and W1 ≥ 2× its durable sets.
                 if let allocated = w1.figure("allocated ÷ raw bytes")?.statistics {
-                    checks.append(atMost("W1 allocated ÷ raw bytes ≤ 0.25", mode, allocated.median, 0.25, unit: ""))
+                    checks.append(atMost("W1 allocated ÷ raw bytes ≤ 0.14", mode, allocated.median, 0.14, unit: ""))
+                }
+                if mode == .async, let ratio = ratio(w1, "durable sets/s", Baselines.rocksDB) {
+                    checks.append(atLeast("W1 durable sets/s ≥ 2× \(Baselines.rocksDB)", mode, ratio, 2, asRatio: true))
                 }
             }
             if mode == .fsync, let writers = find(.w1, threads: 2, variant: W1WriterThreads.variant(threads: 2)),
@@ -80,6 +84,12 @@ enum TargetChecks {
                 }
                 if let allocated = w8.figure("allocated ÷ raw bytes")?.statistics {
                     checks.append(atMost("W8 allocated ÷ raw bytes ≤ 0.22", mode, allocated.median, 0.22, unit: ""))
+                }
+                if mode == .async, let ratio = ratio(w8, "durable sets/s", Baselines.append) {
+                    checks.append(atLeast("W8 durable sets/s ≥ 0.5× \(Baselines.append)", mode, ratio, 0.5, asRatio: true))
+                }
+                if mode == .async, let ratio = ratio(w8, "durable sets/s", Baselines.rocksDB) {
+                    checks.append(atLeast("W8 durable sets/s ≥ 1.3× \(Baselines.rocksDB)", mode, ratio, 1.3, asRatio: true))
                 }
                 if let files = w8.figure("files in the directory")?.statistics {
                     // "Under 1,000": at most 999, so that exactly 1,000 misses.
