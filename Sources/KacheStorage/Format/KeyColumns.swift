@@ -32,28 +32,41 @@ package enum KeyColumns {
     static let maximumKeyLength = Int(UInt16.max)
 
     /// Appends the columns of `records` to `keys`, whose bases are
-    /// `baseExpiry` (ms) and `baseSequence`, naming key spaces by `spaceIndex`.
+    /// `baseExpiry` (ms) and `baseSequence`, with each record's key space's
+    /// index in the block's list (`spaces`).
     static func append(
-        _ records: [SegmentBlock.Record], baseExpiry: Int64, baseSequence: UInt64,
-        spaceIndex: (SegmentBlock.Record) -> Int, to keys: inout [UInt8]
+        _ records: [SegmentBlock.Record], baseExpiry: Int64, baseSequence: UInt64, spaces: [Int], to keys: inout [UInt8]
     ) {
         for record in records { keys.append(record.isTombstone ? SegmentBlock.tombstoneFlag : 0) }
-        for record in records { keys.appendVarint(UInt64(spaceIndex(record))) }
-        var shared: [Int] = []
-        shared.reserveCapacity(records.count)
-        var previous: String.UTF8View?
+        for space in spaces { keys.appendVarint(UInt64(space)) }
+        // The keys' bytes back to back, so that prefixes compare as bytes (a
+        // `UTF8View` compared element by element was a third of the writer's sealing).
+        var keyBytes: [UInt8] = []
+        var ends: [Int] = []
+        ends.reserveCapacity(records.count)
         for record in records {
-            let key = record.key.utf8
-            shared.append(previous.map { zip($0, key).prefix { $0 == $1 }.count } ?? 0)
-            previous = key
+            keyBytes.append(contentsOf: record.key.utf8)
+            ends.append(keyBytes.count)
+            keys.appendVarint(UInt64(record.key.utf8.count))
         }
-        for record in records { keys.appendVarint(UInt64(record.key.utf8.count)) }
-        for count in shared { keys.appendVarint(UInt64(count)) }
-        for (record, count) in zip(records, shared) { keys.append(contentsOf: record.key.utf8.dropFirst(count)) }
+        var suffixStarts: [Int] = []
+        suffixStarts.reserveCapacity(records.count)
+        keyBytes.withUnsafeBufferPointer { bytes in
+            var previous = 0 ..< 0
+            for end in ends {
+                let start = previous.upperBound
+                var shared = 0
+                let most = min(previous.count, end - start)
+                while shared < most, bytes[previous.lowerBound + shared] == bytes[start + shared] { shared += 1 }
+                keys.appendVarint(UInt64(shared))
+                suffixStarts.append(start + shared)
+                previous = start ..< end
+            }
+            for (start, end) in zip(suffixStarts, ends) { keys.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start ..< end])) }
+        }
         // Never negative: the base is the least expiry.
-        let offsets = records.map { UInt64(bitPattern: SegmentBlock.expiryUnits($0.expiry) &- baseExpiry) }
-        for offset in offsets { keys.appendVarint(offset / 1000) }
-        for offset in offsets { keys.appendVarint(offset % 1000) }
+        for record in records { keys.appendVarint(UInt64(bitPattern: SegmentBlock.expiryUnits(record.expiry) &- baseExpiry) / 1000) }
+        for record in records { keys.appendVarint(UInt64(bitPattern: SegmentBlock.expiryUnits(record.expiry) &- baseExpiry) % 1000) }
         var previousSequence = baseSequence
         for record in records {
             keys.appendVarint(SegmentBlock.zigzag(record.sequence &- previousSequence))

@@ -145,11 +145,21 @@ package enum SegmentBlock {
             let baseSequence = records[0].sequence
             keys.appendInteger(baseExpiry)
             keys.appendInteger(baseSequence)
-            var spaces: [String: Int] = [:]
+            // Each record's key space's index in the list; neighbours mostly share one, so the last is tried first.
             var spaceList: [(name: String, kind: UInt8)] = []
-            for record in records where spaces[record.space] == nil {
-                spaces[record.space] = spaceList.count
-                spaceList.append((record.space, record.kind))
+            var listed: [String: Int] = [:]
+            var spaces: [Int] = []
+            spaces.reserveCapacity(records.count)
+            for record in records {
+                if let last = spaces.last, spaceList[last].name == record.space {
+                    spaces.append(last)
+                } else if let known = listed[record.space] {
+                    spaces.append(known)
+                } else {
+                    listed[record.space] = spaceList.count
+                    spaces.append(spaceList.count)
+                    spaceList.append((record.space, record.kind))
+                }
             }
             keys.appendVarint(UInt64(spaceList.count))
             for (name, kind) in spaceList {
@@ -157,7 +167,7 @@ package enum SegmentBlock {
                 keys.appendVarint(UInt64(name.utf8.count))
                 keys.append(contentsOf: name.utf8)
             }
-            KeyColumns.append(records, baseExpiry: baseExpiry, baseSequence: baseSequence, spaceIndex: { spaces[$0.space]! }, to: &keys)
+            KeyColumns.append(records, baseExpiry: baseExpiry, baseSequence: baseSequence, spaces: spaces, to: &keys)
             var ends: [Int] = []
             ends.reserveCapacity(records.count)
             var weight = 0
