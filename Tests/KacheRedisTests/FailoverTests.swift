@@ -69,6 +69,18 @@ extension LiveClusterTests {
                 #expect(misses == 0, "a key outside the dead master's slots missed")
                 #expect(statistics.localFlushes == 0, "the whole local tier was emptied")
                 #expect(resumed < .seconds(10))
+                // Once the new master is tracked, the gap ends: the dead master's keys are
+                // dropped, and (when no other link dropped meanwhile) every other key stays.
+                try await waitUntil("the new master is tracked", timeout: .seconds(10)) {
+                    cache.isTrackingInvalidations && cache.statistics.trackingGaps >= 1
+                }
+                for key in doomed { await #expect(cache.local.data(forKey: key) == nil, "\(key) of the dead master kept its copy") }
+                if cache.statistics.trackingGaps == 1 {
+                    for key in keys where !doomed.contains(key) {
+                        await #expect(cache.local.data(forKey: key) == Data(key.utf8), "\(key) of a surviving master lost its copy")
+                    }
+                }
+                print("failover: after the gap, \(cache.statistics.trackingGaps) tracking gaps, \(cache.statistics.localCopiesDroppedAfterGaps) local copies dropped of \(keys.count) (\(doomed.count) in the dead master's slots)")
                 let newMaster = try await client.refreshTopology().master(for: HashSlot(key: "kache:" + doomedKey))
                 // A node started as a replica (the script creates masters first).
                 #expect(newMaster != victim.master && newMaster.map { cluster.ports.dropFirst(3).contains($0.port) } == true)
