@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import KacheRedis
 
@@ -48,5 +49,44 @@ import Testing
         #expect(map.master(for: HashSlot(16383)) == NodeAddress(host: "127.0.0.1", port: 7001))
         #expect(map.shards[0].replicas == [NodeAddress(host: "127.0.0.1", port: 7003)])
         #expect(throws: RedisClientError.self) { try SlotMap(clusterSlots: .array([.array([.integer(5), .integer(1), node(1)])]), fallbackHost: "x") }
+    }
+
+    /// The slots a node serves, `MOVED` corrections included, and the replicas
+    /// of a slot's master (none once a `MOVED` named a master the last report did not).
+    @Test func slotMapListsTheSlotsOfANodeAndTheReplicasOfASlot() {
+        let (a, b, c, replica) = (NodeAddress(host: "h", port: 1), NodeAddress(host: "h", port: 2), NodeAddress(host: "h", port: 3), NodeAddress(host: "h", port: 4))
+        var map = SlotMap(shards: [
+            .init(slots: 0...99, master: a, replicas: [replica]),
+            .init(slots: 100...16383, master: b, replicas: []),
+        ])
+        map.assign(HashSlot(5), to: c)
+        let ofA = map.slots(servedBy: a)
+        #expect(ofA.count == 99 && ofA.contains(HashSlot(0)) && ofA.contains(HashSlot(99)))
+        #expect(!ofA.contains(HashSlot(5)) && !ofA.contains(HashSlot(100)))
+        #expect(map.slots(servedBy: c).count == 1 && map.slots(servedBy: b).count == 16284)
+        #expect(map.replicas(for: HashSlot(0)) == [replica])
+        #expect(map.replicas(for: HashSlot(5)).isEmpty)
+        #expect(map.replicas(for: HashSlot(100)).isEmpty)
+    }
+
+    @Test func slotSetsUniteSubtractAndFilter() {
+        var set = SlotSet([0...9, 16380...16383])
+        #expect(set.count == 14 && set.contains(HashSlot(16383)) && !set.contains(HashSlot(10)))
+        set.formUnion(SlotSet([10...10]))
+        set.subtract(SlotSet([0...4]))
+        #expect(set.count == 10 && !set.contains(HashSlot(4)) && set.contains(HashSlot(10)))
+        #expect(set.filter { $0.value < 100 } == SlotSet([5...10]))
+        #expect(SlotSet().isEmpty && !set.isEmpty)
+    }
+
+    /// What the replica fence reads of `INFO replication`.
+    @Test func replicaFenceReadsInfoReplication() {
+        let master = NodeAddress(host: "127.0.0.1", port: 7000)
+        let info = "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\nmaster_port:7000\r\nmaster_link_status:up\r\nslave_repl_offset:4242\r\n"
+        #expect(ReplicaFence.field("slave_repl_offset", in: info) == "4242")
+        #expect(ReplicaFence.field("master_repl_offset", in: info) == nil)
+        #expect(ReplicaFence.isReplica(info, of: master))
+        #expect(!ReplicaFence.isReplica(info, of: NodeAddress(host: "127.0.0.1", port: 7001)))
+        #expect(!ReplicaFence.isReplica(info.replacingOccurrences(of: "link_status:up", with: "link_status:down"), of: master))
     }
 }

@@ -22,6 +22,30 @@ import Testing
         cache.checkInvariants()
     }
 
+    /// `removeValues(where:)` (the shared tier's drop after a tracking gap)
+    /// removes the top-level keys it picks, on disk too, and nothing else:
+    /// not the other keys, not a Pool's entries with a matching key.
+    @Test(arguments: [Durability.memory, .sync])
+    func removeValuesWhereRemovesOnlyThePickedTopLevelKeys(durability: Durability) throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(durability))
+        for index in 0..<20 { try cache.set(Data("\(index)".utf8), forKey: "k\(index)", ttl: .seconds(60)) }
+        let pool = try cache.pool(named: "p", capacity: 10)
+        try pool.set(Data("pooled".utf8), forKey: "k1", ttl: .seconds(60))
+        let removed = cache.removeValues { key in key.hasSuffix("1") }
+        #expect(removed == 2)
+        #expect(cache.data(forKey: "k1") == nil && cache.data(forKey: "k11") == nil)
+        #expect(cache.data(forKey: "k2") == Data("2".utf8))
+        #expect(pool.data(forKey: "k1") == Data("pooled".utf8))
+        #expect(cache.statistics.entries == 19)
+        cache.checkInvariants()
+        if durability != .memory {
+            try cache.close()
+            let reopened = try Kache(directory: dir.url, configuration: .testing(durability))
+            #expect(reopened.data(forKey: "k1") == nil && reopened.data(forKey: "k3") == Data("3".utf8))
+        }
+    }
+
     @Test func overwriteReplacesExpiryToo() throws {
         let clock = ManualClock()
         let dir = TemporaryDirectory()

@@ -193,6 +193,20 @@ public final class Kache: Sendable {
         changingFiles { removeRecords(of: store.withLock { $0.removeAll(space: nil) }) }
     }
 
+    /// Removes every top-level entry whose key `shouldRemove` picks, and
+    /// returns how many went. A tier in front of a shared one uses it to drop
+    /// only the keys a lost invalidation may concern (`KacheRedis` drops the
+    /// keys of the hash slots whose tracking lapsed).
+    /// - Complexity: O(n) over every entry, under the store's lock.
+    @discardableResult
+    package func removeValues(where shouldRemove: (String) -> Bool) -> Int {
+        changingFiles {
+            let removals = store.withLock { $0.remove(space: StoreState.topLevel, where: shouldRemove) }
+            removeRecords(of: removals)
+            return removals.count
+        }
+    }
+
     /// Removes every entry whose time has passed, and their files.
     /// - Returns: how many entries expired.
     /// - Complexity: O(log n) per expired entry; never a scan.

@@ -221,6 +221,21 @@ struct StoreState: Sendable {
         return noteRemoved(space: space, key: key, record: record)
     }
 
+    /// Removes every entry of key space `space` whose key `shouldRemove` picks.
+    /// - Complexity: O(n) over every entry, plus O(log n) per entry removed.
+    mutating func remove(space: Int, where shouldRemove: (String) -> Bool) -> [Removal] {
+        guard !isClosed else { return [] }
+        var leaving: [String] = []
+        index.forEachKey { entrySpace, key in
+            if entrySpace == space && shouldRemove(key) { leaving.append(key) }
+        }
+        var removals: [Removal] = []
+        for key in leaving {
+            if let removal = remove(space: space, key: key) { removals.append(removal) }
+        }
+        return removals
+    }
+
     /// Removes `key` only if `sequence` is still its current version (a file
     /// that turned out missing or damaged).
     mutating func removeVersion(space: Int, key: String, sequence: UInt64) {

@@ -15,6 +15,11 @@ import Synchronization
 ///   (exponential back-off), refresh the topology, retry, within the
 ///   ``RetryPolicy``. Only idempotent commands are retried once they may have
 ///   reached the server.
+/// - Reads from replicas (``RedisClusterConfiguration/readFrom``): a command
+///   marked ``RedisCommand/isReadOnly`` goes to a replica of its slot's
+///   master that is not backing off, on connections that sent `READONLY`;
+///   after any error or redirection from a replica, its further attempts go
+///   to the master.
 ///
 /// ```swift
 /// let client = RedisClusterClient(configuration: .init(seeds: [NodeAddress(host: "127.0.0.1", port: 7000)]))
@@ -31,6 +36,8 @@ public final class RedisClusterClient: Sendable {
     private struct State {
         var map = SlotMap()
         var pools: [NodeAddress: NodeConnectionPool] = [:]
+        /// Connections that sent `READONLY`, for reads from replicas.
+        var readOnlyPools: [NodeAddress: NodeConnectionPool] = [:]
         var refresh: Task<Result<SlotMap, RedisClientError>, Never>?
         var lastRefresh: ContinuousClock.Instant?
         var statistics = RedisClusterStatistics()
@@ -59,26 +66,57 @@ public final class RedisClusterClient: Sendable {
     // MARK: - Commands
 
     /// Sends `command` to the master of its slot (any master when it has no
-    /// key) and returns the reply, following redirections.
+    /// key), or to a replica of it when the command only reads and the
+    /// configuration prefers replicas, and returns the reply, following redirections.
     /// - Throws: ``RedisClientError/server(_:)`` for an error reply, or why no reply came.
     @discardableResult
     public func send(_ command: RedisCommand, policy: RetryPolicy? = nil) async throws(RedisClientError) -> RESPValue {
+        try await send(command, policy: policy, replicaAllowed: { _ in true })
+    }
+
+    /// Sends `command` as ``send(_:policy:)`` does, letting a replica answer
+    /// only if `replicaAllowed` accepts it (the tiered cache's replica fence).
+    func send(
+        _ command: RedisCommand, policy: RetryPolicy?, replicaAllowed: (NodeAddress) -> Bool
+    ) async throws(RedisClientError) -> RESPValue {
         let policy = policy ?? defaultRetryPolicy
         let started = ContinuousClock.now
         var attempt = 0
         var askTarget: NodeAddress?
+        var mayUseReplica = command.isReadOnly && configuration.readFrom == .replicaPreferred
         while true {
             attempt += 1
             let outOfTries = attempt >= policy.maximumAttempts || ContinuousClock.now - started >= policy.budget
+            var replica: NodeAddress?
             do throws(RedisClientError) {
-                let node: NodeAddress
-                if let askTarget { node = askTarget } else { node = try await self.node(for: command.slot) }
-                let connection = try await pool(for: node).connection()
+                let connection: RedisConnection
+                if let askTarget {
+                    connection = try await pool(for: askTarget).connection()
+                } else if mayUseReplica, let slot = command.slot, let chosen = try readOnlyPool(for: slot, where: replicaAllowed) {
+                    replica = chosen.address
+                    connection = try await chosen.connection()
+                } else {
+                    let master = try await self.node(for: command.slot)
+                    connection = try await pool(for: master).connection()
+                }
                 let reply = askTarget == nil
                     ? try await connection.sendRaw(command.arguments)
                     : try await connection.sendRaw(batch: [["ASKING"], command.arguments])[1]
                 askTarget = nil
-                guard case let .error(message) = reply else { return reply }
+                guard case let .error(message) = reply else {
+                    if replica != nil { state.withLock { $0.statistics.replicaReads += 1 } }
+                    return reply
+                }
+                if replica != nil {
+                    // Whatever the replica says (MOVED, LOADING, MASTERDOWN), the master decides.
+                    mayUseReplica = false
+                    if case let .moved(slot, target)? = Redirection(error: message) {
+                        state.withLock { $0.map.assign(slot, to: target) }
+                        startRefresh()
+                    }
+                    guard !outOfTries else { throw RedisClientError.tooManyRedirections(command: command.name, last: message) }
+                    continue
+                }
                 guard let redirection = Redirection(error: message) else { throw RedisClientError.server(message) }
                 guard !outOfTries else {
                     throw RedisClientError.tooManyRedirections(command: command.name, last: message)
@@ -100,6 +138,7 @@ public final class RedisClusterClient: Sendable {
                 }
             } catch {
                 askTarget = nil
+                if replica != nil { mayUseReplica = false }
                 let retryable = error.isConnectionFailure || error.commandSurelyNotSent
                 guard retryable, !outOfTries, command.isIdempotent || error.commandSurelyNotSent else {
                     state.withLock { $0.statistics.failures += 1 }
@@ -107,6 +146,8 @@ public final class RedisClusterClient: Sendable {
                 }
                 state.withLock { $0.statistics.retries += 1 }
                 startRefresh()
+                // A replica failed: the master is asked next, without waiting.
+                if replica != nil { continue }
                 let remaining = policy.budget - (ContinuousClock.now - started)
                 let delay = min(configuration.reconnectBackoff.delay(afterFailures: attempt), max(remaining, .zero))
                 try? await Task.sleep(for: delay)
@@ -198,6 +239,25 @@ public final class RedisClusterClient: Sendable {
         return any
     }
 
+    /// The `READONLY` pool of a replica of `slot`'s master that `isAllowed`
+    /// accepts and that is not backing off, picked at random; nil for none.
+    private func readOnlyPool(for slot: HashSlot, where isAllowed: (NodeAddress) -> Bool) throws(RedisClientError) -> NodeConnectionPool? {
+        try state.withLock { state throws(RedisClientError) in
+            guard !state.isShutDown else { throw .shutDown }
+            let candidates = state.map.replicas(for: slot).filter { replica in
+                isAllowed(replica) && state.readOnlyPools[replica]?.isBackingOff != true
+            }
+            guard let replica = candidates.randomElement() else { return nil }
+            if let pool = state.readOnlyPools[replica] { return pool }
+            let pool = NodeConnectionPool(
+                address: replica, size: configuration.connectionsPerNode, options: configuration.connection,
+                backoff: configuration.reconnectBackoff, group: group, isReadOnly: true
+            )
+            state.readOnlyPools[replica] = pool
+            return pool
+        }
+    }
+
     /// The connection pool of `node`, created on first use.
     func pool(for node: NodeAddress) throws(RedisClientError) -> NodeConnectionPool {
         try state.withLock { state throws(RedisClientError) in
@@ -284,8 +344,11 @@ public final class RedisClusterClient: Sendable {
     public func shutdown() async {
         let (pools, refresh) = state.withLock { state in
             state.isShutDown = true
-            defer { state.pools = [:] }
-            return (Array(state.pools.values), state.refresh)
+            defer {
+                state.pools = [:]
+                state.readOnlyPools = [:]
+            }
+            return (Array(state.pools.values) + Array(state.readOnlyPools.values), state.refresh)
         }
         _ = await refresh?.value
         pools.forEach { $0.close() }

@@ -21,6 +21,9 @@ public struct RedisClusterConfiguration: Sendable {
     public var retryBudget: Duration
     /// Where the client logs topology changes and failures.
     public var logger: Logger
+    /// Which node serves commands marked ``RedisCommand/isReadOnly``: the
+    /// master (the default) or, when one is up, a replica.
+    public var readFrom: ReadPreference = .master
 
     /// Creates a configuration.
     public init(

@@ -12,4 +12,6 @@ public struct RedisClusterStatistics: Sendable, Equatable {
     public var topologyRefreshes: Int = 0
     /// Commands that failed in the end (errors surfaced to the caller).
     public var failures: Int = 0
+    /// Read-only commands a replica answered (``ReadPreference/replicaPreferred``).
+    public var replicaReads: Int = 0
 }

@@ -15,12 +15,16 @@ public struct RedisCommand: Sendable {
     /// connection dropped or timed out after it was sent). A plain `SET` may;
     /// a push onto a list may not.
     public var isIdempotent: Bool
+    /// Whether the command only reads, so that a replica may answer it when
+    /// the client's ``RedisClusterConfiguration/readFrom`` prefers replicas.
+    public var isReadOnly: Bool
 
     /// Creates a command.
-    public init(_ arguments: [RESPArgument], keyIndex: Int?, isIdempotent: Bool = true) {
+    public init(_ arguments: [RESPArgument], keyIndex: Int?, isIdempotent: Bool = true, isReadOnly: Bool = false) {
         self.arguments = arguments
         self.keyIndex = keyIndex
         self.isIdempotent = isIdempotent
+        self.isReadOnly = isReadOnly
     }
 
     /// The slot of the routing key, nil without one.

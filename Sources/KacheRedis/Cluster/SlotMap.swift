@@ -38,6 +38,21 @@ public struct SlotMap: Sendable, Equatable {
     /// - Complexity: O(1).
     public func master(for slot: HashSlot) -> NodeAddress? { masters[slot.value] }
 
+    /// The slots whose master is `node`, corrections by `MOVED` included.
+    /// - Complexity: O(16384).
+    func slots(servedBy node: NodeAddress) -> SlotSet {
+        var slots = SlotSet()
+        for (slot, master) in masters.enumerated() where master == node { slots.insert(HashSlot(slot)) }
+        return slots
+    }
+
+    /// The replicas of `slot`'s master, as `CLUSTER SLOTS` reported them;
+    /// none when a `MOVED` gave the slot a master the last report did not name.
+    func replicas(for slot: HashSlot) -> [NodeAddress] {
+        guard let master = masters[slot.value] else { return [] }
+        return shards.first { $0.slots.contains(slot.value) && $0.master == master }?.replicas ?? []
+    }
+
     /// Every distinct master, in the order of their first slots.
     public var masterNodes: [NodeAddress] {
         var seen = Set<NodeAddress>()

@@ -8,8 +8,12 @@ import Synchronization
 /// callers fail at once with ``RedisClientError/nodeBackingOff(_:)`` instead
 /// of each waiting for a connect timeout of their own. That keeps a `get`
 /// against a dead node as fast as a local miss.
+///
+/// A pool for reads from a replica sends `READONLY` on each connection it
+/// opens, so the replica answers reads of its master's slots instead of `MOVED`.
 final class NodeConnectionPool: Sendable {
     let address: NodeAddress
+    let isReadOnly: Bool
     private let options: RedisConnection.Options
     private let backoff: Backoff
     private let group: any EventLoopGroup
@@ -32,13 +36,19 @@ final class NodeConnectionPool: Sendable {
     private let state: Mutex<State>
 
     init(address: NodeAddress, size: Int, options: RedisConnection.Options, backoff: Backoff,
-         group: any EventLoopGroup, onPush: @escaping @Sendable (RESPValue) -> Void = { _ in }) {
+         group: any EventLoopGroup, isReadOnly: Bool = false, onPush: @escaping @Sendable (RESPValue) -> Void = { _ in }) {
         self.address = address
+        self.isReadOnly = isReadOnly
         self.options = options
         self.backoff = backoff
         self.group = group
         self.onPush = onPush
         state = Mutex(State(slots: Array(repeating: .empty, count: max(size, 1))))
+    }
+
+    /// Whether a connect failed lately and the node is waiting out its back-off.
+    var isBackingOff: Bool {
+        state.withLock { state in state.retryAt.map { ContinuousClock.now < $0 } ?? false }
     }
 
     /// A connection, opening one if the next slot has none.
@@ -66,8 +76,16 @@ final class NodeConnectionPool: Sendable {
         case let .wait(future):
             do { return try await future.get() } catch { throw (error as? RedisClientError) ?? .connectionClosed(address) }
         case let .open(index, promise):
-            do {
+            do throws(RedisClientError) {
                 let connection = try await RedisConnection.connect(to: address, options: options, group: group, onPush: onPush)
+                if isReadOnly {
+                    do throws(RedisClientError) {
+                        try await connection.send(["READONLY"])
+                    } catch {
+                        connection.close()
+                        throw error
+                    }
+                }
                 let closed = state.withLock { state in
                     state.failures = 0
                     state.retryAt = nil

@@ -12,6 +12,9 @@ import Synchronization
 /// - **Fills in flight.** A `get` that fills the local tier from Redis notes
 ///   the epoch before it asked; if the key was invalidated after that, the
 ///   value it read may be stale, and the fill is undone.
+/// - **Last changes.** The epoch of each key's last known change (an
+///   invalidation, or this instance's own write or removal) tells the
+///   ``ReplicaFence`` whether a replica may answer a read of it yet.
 ///
 /// Both maps are bounded: past ``capacity`` entries the oldest epochs are
 /// forgotten, and a fill older than what was forgotten is undone to be safe.
@@ -31,6 +34,19 @@ struct InvalidationLedger: Sendable {
     mutating func noteOwnWrite(_ key: String, checksum: UInt64) {
         if ownWrites.count >= Self.capacity { ownWrites.removeAll(keepingCapacity: true) }
         ownWrites[key] = checksum
+        noteChange(key)
+    }
+
+    /// Records a change of `key` by this instance (a write or removal, before
+    /// it is sent and again once Redis ran it): a fill of `key` in flight is
+    /// undone, and a replica must have caught up with it before it is read from.
+    mutating func noteChange(_ key: String) {
+        epoch += 1
+        if invalidated.count >= Self.capacity {
+            forgottenThrough = epoch - 1
+            invalidated.removeAll(keepingCapacity: true)
+        }
+        invalidated[key] = epoch
     }
 
     /// Forgets a write that failed (no invalidation will come for it).
@@ -41,21 +57,24 @@ struct InvalidationLedger: Sendable {
     /// Records an invalidation of `key`; returns the checksum of this
     /// instance's own pending write of it, if there is one (consumed).
     mutating func noteInvalidation(_ key: String) -> UInt64? {
-        epoch += 1
-        if invalidated.count >= Self.capacity {
-            forgottenThrough = epoch - 1
-            invalidated.removeAll(keepingCapacity: true)
-        }
-        invalidated[key] = epoch
+        noteChange(key)
         return ownWrites.removeValue(forKey: key)
     }
 
-    /// Records that every key may have changed (the tracking link was lost).
+    /// Records that every key may have changed (tracking lapsed somewhere).
+    /// Fills in flight are undone and replicas must catch up again: both
+    /// only cost reads from Redis, so a gap on some slots is noted as one on all.
     mutating func noteEverythingInvalidated() {
         epoch += 1
         forgottenThrough = epoch
         invalidated.removeAll(keepingCapacity: true)
         ownWrites.removeAll(keepingCapacity: true)
+    }
+
+    /// The epoch of `key`'s last known change; for a key whose own was
+    /// forgotten, the latest epoch it could have been.
+    func lastChange(of key: String) -> UInt64 {
+        max(invalidated[key] ?? 0, forgottenThrough)
     }
 
     /// Whether `key` may have changed since `epoch` was read.

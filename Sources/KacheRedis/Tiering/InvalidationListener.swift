@@ -7,14 +7,19 @@ import Synchronization
 ///
 /// Tracking is per node, so every master is tracked; a check every
 /// `interval` opens connections to masters that appeared (a failover, a new
-/// shard) and drops those to nodes that are masters no more. Whenever
-/// tracking may have missed a change (a tracking connection opened after
-/// start-up: a reconnect, or a replica promoted to master), `onGap` is called
-/// so the owner can empty its local tier: Redis's own advice for a client
-/// that lost its invalidation link. It is called when tracking starts again,
-/// not when the link drops: while a master is down nothing changes in its
-/// slots, so the local tier keeps serving through a failover, and is emptied
-/// once the new master is tracked.
+/// shard) and drops those to nodes that are masters no more.
+///
+/// **Gaps are counted in slots, not in nodes.** A lost link leaves the slots
+/// its node served (as last seen while the link was up, and as the map has
+/// them now) *unresolved*: changes to them may have been missed. So do the
+/// slots of a node whose tracking starts after start-up (a reconnect, a
+/// replica promoted to master, a master unreachable at start). A slot is
+/// resolved once its current master is tracked again: then `onGap` gets the
+/// resolved slots, and the owner drops its local copies of keys in them
+/// (Redis's own advice for a client that lost its invalidation link, narrowed
+/// to what that link carried). Other slots keep their copies. Nothing is
+/// dropped when the link drops: while a master is down nothing changes in its
+/// slots, so the local tier keeps serving them through a failover.
 final class InvalidationListener: Sendable {
     private let client: RedisClusterClient
     private let prefix: String
@@ -22,7 +27,7 @@ final class InvalidationListener: Sendable {
     private let logger: Logger
     private struct Handlers: Sendable {
         var onKeys: @Sendable ([String]?) -> Void = { _ in }
-        var onGap: @Sendable (String) -> Void = { _ in }
+        var onGap: @Sendable (SlotSet, String) -> Void = { _, _ in }
     }
 
     private let handlers = Mutex(Handlers())
@@ -32,6 +37,10 @@ final class InvalidationListener: Sendable {
         var loop: Task<Void, Never>?
         var isStopped = false
         var ticks = 0
+        /// The slots each tracked node served, as last seen while its link was up.
+        var served: [NodeAddress: SlotSet] = [:]
+        /// Slots whose changes may have been missed, until their master is tracked again.
+        var unresolved = SlotSet()
     }
 
     private let state = Mutex(State())
@@ -43,14 +52,14 @@ final class InvalidationListener: Sendable {
         self.logger = logger
     }
 
-    /// Sets what invalidations (`onKeys`, nil for "everything") and gaps call; before ``start()``.
-    func bind(onKeys: @escaping @Sendable ([String]?) -> Void, onGap: @escaping @Sendable (String) -> Void) {
+    /// Sets what invalidations (`onKeys`, nil for "everything") and resolved
+    /// gaps (`onGap`, with the slots concerned) call; before ``start()``.
+    func bind(onKeys: @escaping @Sendable ([String]?) -> Void, onGap: @escaping @Sendable (SlotSet, String) -> Void) {
         handlers.withLock { $0 = Handlers(onKeys: onKeys, onGap: onGap) }
     }
 
-    private func onGap(_ reason: String) {
-        handlers.withLock { $0.onGap }(reason)
-    }
+    /// Slots whose changes may have been missed and whose master is not tracked yet.
+    var unresolvedSlots: SlotSet { state.withLock { $0.unresolved } }
 
     /// Tracks every master it can reach now, then keeps checking in the background.
     func start() async {
@@ -87,10 +96,16 @@ final class InvalidationListener: Sendable {
     }
 
     private func reconcile(initial: Bool) async {
+        let mapBefore = client.slotMap
         let (lost, dueForRefresh) = state.withLock { state in
             state.ticks += 1
             let lost = state.connections.filter { !$0.value.isActive }.map(\.key)
-            for node in lost { state.connections[node] = nil }
+            for node in lost {
+                state.connections[node] = nil
+                var slots = state.served.removeValue(forKey: node) ?? SlotSet()
+                slots.formUnion(mapBefore.slots(servedBy: node))
+                state.unresolved.formUnion(slots)
+            }
             return (lost, state.ticks % 10 == 0)
         }
         if !lost.isEmpty {
@@ -101,9 +116,14 @@ final class InvalidationListener: Sendable {
         if masters.isEmpty || missing || !lost.isEmpty || dueForRefresh {
             if let map = try? await client.refreshTopology() { masters = map.masterNodes }
         }
+        // A node that is master no more had its link up until now: nothing of
+        // its slots was missed, and their new master is tracked on its own.
         let stale = state.withLock { state in
             let stale = state.connections.filter { !masters.contains($0.key) }
-            for node in stale.keys { state.connections[node] = nil }
+            for node in stale.keys {
+                state.connections[node] = nil
+                state.served[node] = nil
+            }
             return Array(stale.values)
         }
         stale.forEach { $0.close() }
@@ -123,8 +143,8 @@ final class InvalidationListener: Sendable {
                 }
                 if !initial {
                     // A node that just became master (a failover) answers CLUSTERDOWN for a
-                    // moment. Tracking it starts a gap flush of the local tier, after which
-                    // reads go to Redis: wait until the cluster serves them.
+                    // moment. Tracking it drops the local copies of its slots, after which
+                    // their reads go to Redis: wait until the cluster serves them.
                     let info = try await connection.send(["CLUSTER", "INFO"]).string ?? ""
                     guard info.contains("cluster_state:ok") else {
                         connection.close()
@@ -132,20 +152,47 @@ final class InvalidationListener: Sendable {
                     }
                 }
                 try await connection.send(["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", RESPArgument(prefix)])
+                let map = client.slotMap
                 let keep = state.withLock { state in
                     guard !state.isStopped else { return false }
                     state.connections[node] = connection
+                    // Tracked from now on; whatever it served before may have changed unseen.
+                    if !initial { state.unresolved.formUnion(map.slots(servedBy: node)) }
                     return true
                 }
                 guard keep else {
                     connection.close()
                     return
                 }
-                if !initial { onGap("started tracking \(node)") }
             } catch {
                 logger.debug("Kache can't track invalidations on Redis node \(node) yet: \(error)")
             }
         }
+        resolveGaps()
+    }
+
+    /// Records the slots each tracked node serves now, and hands the
+    /// unresolved slots whose master is tracked again to `onGap`. Runs after
+    /// `CLIENT TRACKING ON` succeeded on those masters, so a change after the
+    /// owner's drop is reported, and one before it is dropped.
+    private func resolveGaps() {
+        let map = client.slotMap
+        let resolved = state.withLock { state in
+            for (node, connection) in state.connections where connection.isActive {
+                state.served[node] = map.slots(servedBy: node)
+            }
+            guard !state.unresolved.isEmpty else { return SlotSet() }
+            let connections = state.connections
+            let resolved = state.unresolved.filter { slot in
+                map.master(for: slot).flatMap { connections[$0] }?.isActive == true
+            }
+            state.unresolved.subtract(resolved)
+            return resolved
+        }
+        guard !resolved.isEmpty else { return }
+        let nodes = map.masterNodes.filter { node in !map.slots(servedBy: node).filter(resolved.contains).isEmpty }
+        let reason = "tracking resumed on \(nodes.map(\.description).joined(separator: ", ")) for \(resolved.count) slots"
+        handlers.withLock { $0.onGap }(resolved, reason)
     }
 
     /// Reads an `invalidate` push: `["invalidate", [key, …]]`, or a null list when the node flushed.

@@ -19,7 +19,13 @@ public struct SharedTierStatistics: Sendable, Equatable {
     /// Invalidations of this instance's own writes that were checked against
     /// Redis: the local copy stayed if Redis still held that very record.
     public var ownWritesChecked = 0
-    /// Times the whole local tier was emptied because invalidations may have been missed
-    /// (a tracking connection was lost, or a new master appeared).
+    /// Times the whole local tier was emptied because a Redis node reported a
+    /// flush (`FLUSHALL`, `FLUSHDB`).
     public var localFlushes = 0
+    /// Times tracking resumed for slots whose invalidations may have been
+    /// missed (a tracking connection was lost, or a new master appeared).
+    public var trackingGaps = 0
+    /// Local copies dropped when tracking resumed, because their keys' slots
+    /// were in a gap; copies of other slots stayed.
+    public var localCopiesDroppedAfterGaps = 0
 }

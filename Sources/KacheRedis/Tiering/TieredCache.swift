@@ -14,7 +14,12 @@ import Synchronization
 ///   for the time the value has left), then answers nil.
 /// - `removeValue(forKey:)` removes from both.
 /// - When another instance sets or removes a key, Redis tells this one
-///   (`CLIENT TRACKING … BCAST`), and the local copy is dropped.
+///   (`CLIENT TRACKING … BCAST`), and the local copy is dropped. When
+///   tracking of some slots lapsed, the local copies of keys in those slots
+///   are dropped once it resumes; other keys keep theirs.
+/// - With a client whose configuration reads from replicas, a local miss is
+///   read from a replica once that replica has applied every change of the
+///   key this instance heard of, else from the master.
 ///
 /// Redis failing never makes a read throw: a read that can't reach it is
 /// answered by the local tier, counted in ``statistics`` and logged once per
@@ -42,6 +47,8 @@ public final class TieredCache: Sendable {
     /// Own writes whose invalidation came back, to check against Redis in batches.
     private let revalidations = Mutex<(pending: [(key: String, checksum: UInt64)], isDraining: Bool)>(([], false))
     private let listener: InvalidationListener?
+    /// Set when reads may go to replicas and invalidations are tracked.
+    private let fence: ReplicaFence?
 
     /// Opens a tiered cache over `local` and the cluster `client` talks to,
     /// and starts tracking invalidations (when the configuration asks for it).
@@ -68,20 +75,25 @@ public final class TieredCache: Sendable {
         listener = configuration.tracksInvalidations ? InvalidationListener(
             client: client, prefix: configuration.keyPrefix, interval: configuration.trackingCheckInterval, logger: client.configuration.logger
         ) : nil
+        fence = configuration.tracksInvalidations && client.configuration.readFrom == .replicaPreferred
+            ? ReplicaFence(client: client, interval: configuration.trackingCheckInterval)
+            : nil
         await startListening()
+        await fence?.start(currentEpoch: { [weak self] in self?.ledger.withLock { $0.epoch } ?? .max })
     }
 
     private func startListening() async {
         guard listener != nil else { return }
         listener?.bind(
             onKeys: { [weak self] keys in self?.invalidate(keys) },
-            onGap: { [weak self] reason in self?.flushLocal(because: reason) }
+            onGap: { [weak self] slots, reason in self?.dropLocalCopies(in: slots, because: reason) }
         )
         await listener?.start()
     }
 
     /// Stops tracking invalidations (and shuts the client down if this cache created it).
     public func close() async {
+        await fence?.stop()
         await listener?.stop()
         if ownsClient { await client.shutdown() }
     }
@@ -120,6 +132,8 @@ public final class TieredCache: Sendable {
         )
         do throws(RedisClientError) {
             try await client.send(command, policy: configuration.writePolicy)
+            // Run by the master now: a replica must reach it before it answers for this key.
+            ledger.withLock { $0.noteChange(key) }
             noteHealthy()
         } catch {
             ledger.withLock { $0.forgetOwnWrite(key) }
@@ -135,10 +149,14 @@ public final class TieredCache: Sendable {
             localHits.add(1, ordering: .relaxed)
             return value
         }
-        let epoch = ledger.withLock { $0.epoch }
+        let (epoch, lastChange) = ledger.withLock { ($0.epoch, $0.lastChange(of: key)) }
         let reply: RESPValue
         do throws(RedisClientError) {
-            reply = try await client.send(RedisCommand(["GET", RESPArgument(configuration.keyPrefix + key)], keyIndex: 1), policy: configuration.readPolicy)
+            reply = try await client.send(
+                RedisCommand(["GET", RESPArgument(configuration.keyPrefix + key)], keyIndex: 1, isReadOnly: true),
+                policy: configuration.readPolicy,
+                replicaAllowed: { [fence] replica in fence?.allows(replica, lastChange: lastChange) ?? true }
+            )
             noteHealthy()
         } catch {
             noteReadFailure(error)
@@ -181,9 +199,13 @@ public final class TieredCache: Sendable {
     /// - Throws: ``TieredCacheError/sharedTier(_:)`` when Redis fails and writes are required.
     public func removeValue(forKey key: String) async throws(TieredCacheError) {
         await local.removeValue(forKey: key)
-        ledger.withLock { $0.forgetOwnWrite(key) }
+        ledger.withLock { state in
+            state.forgetOwnWrite(key)
+            state.noteChange(key)
+        }
         do throws(RedisClientError) {
             try await client.send(RedisCommand(["DEL", RESPArgument(configuration.keyPrefix + key)], keyIndex: 1), policy: configuration.writePolicy)
+            ledger.withLock { $0.noteChange(key) }
             noteHealthy()
         } catch {
             try noteWriteFailure(error, key: key)
@@ -278,6 +300,27 @@ public final class TieredCache: Sendable {
         local.removeAll()
         counters.withLock { $0.localFlushes += 1 }
         logger.warning("Kache emptied its local tier: \(reason), so changes made elsewhere may have been missed")
+    }
+
+    /// Drops the local copies of keys in `slots`, whose changes may have been
+    /// missed while their tracking lapsed; copies of other slots stay.
+    ///
+    /// The slot of each local key is computed from the key (CRC16 of prefix
+    /// and key) in one pass over the local index, rather than kept in an
+    /// index of our own: that covers every entry the local tier holds, however
+    /// it got there (a fill, a set, an earlier run of the process), with no
+    /// second structure to keep in step, and costs O(n) only when a gap ends.
+    /// The ledger is told first, so a fill in flight that read before the
+    /// drop is undone rather than left behind it.
+    private func dropLocalCopies(in slots: SlotSet, because reason: String) {
+        ledger.withLock { $0.noteEverythingInvalidated() }
+        let prefix = configuration.keyPrefix
+        let dropped = local.removeValues { key in slots.contains(HashSlot(key: prefix + key)) }
+        counters.withLock {
+            $0.trackingGaps += 1
+            $0.localCopiesDroppedAfterGaps += dropped
+        }
+        logger.warning("Kache dropped \(dropped) local copies: \(reason), so changes to them made meanwhile may have been missed")
     }
 
     // MARK: - Faults

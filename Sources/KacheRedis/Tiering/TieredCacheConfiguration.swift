@@ -25,7 +25,9 @@ public struct TieredCacheConfiguration: Sendable {
     /// Drop local copies when another instance changes a key (Redis client-side
     /// caching, `CLIENT TRACKING … BCAST`, RESP3 push).
     public var tracksInvalidations: Bool
-    /// How often the invalidation listener checks that it tracks every master.
+    /// How often the invalidation listener checks that it tracks every master,
+    /// and, when the client reads from replicas, how often replicas are
+    /// checked for having applied the changes this cache heard of.
     public var trackingCheckInterval: Duration
     /// Values at least this long are LZ4-compressed in the record, as in the local files.
     public var compressionThreshold: Int

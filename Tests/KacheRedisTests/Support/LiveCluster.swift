@@ -67,12 +67,14 @@ struct LiveCluster {
     }
 
     /// A client configured for tests: short timeouts, quick back-off.
-    func client(connectionsPerNode: Int = 2) -> RedisClusterClient {
-        RedisClusterClient(configuration: RedisClusterConfiguration(
+    func client(connectionsPerNode: Int = 2, readFrom: ReadPreference = .master) -> RedisClusterClient {
+        var configuration = RedisClusterConfiguration(
             seeds: seeds, connectionsPerNode: connectionsPerNode,
             connection: RedisConnection.Options(commandTimeout: .seconds(2), connectTimeout: .milliseconds(500)),
             reconnectBackoff: Backoff(base: .milliseconds(10), maximum: .milliseconds(200)),
             maximumAttempts: 40, retryBudget: .seconds(5)
-        ))
+        )
+        configuration.readFrom = readFrom
+        return RedisClusterClient(configuration: configuration)
     }
 }
