@@ -7,7 +7,9 @@ import Synchronization
 /// After a failed connect the node is in back-off: until the delay passes,
 /// callers fail at once with ``RedisClientError/nodeBackingOff(_:)`` instead
 /// of each waiting for a connect timeout of their own. That keeps a `get`
-/// against a dead node as fast as a local miss.
+/// against a dead node as fast as a local miss. When the node refused the
+/// client (credentials, certificates: ``RedisClientError/isRefusal``), the
+/// back-off repeats that error instead, so every caller learns why.
 final class NodeConnectionPool: Sendable {
     let address: NodeAddress
     private let options: RedisConnection.Options
@@ -26,6 +28,7 @@ final class NodeConnectionPool: Sendable {
         var next = 0
         var failures = 0
         var retryAt: ContinuousClock.Instant?
+        var refusal: RedisClientError?
         var isClosed = false
     }
 
@@ -54,7 +57,7 @@ final class NodeConnectionPool: Sendable {
             case let .connecting(future):
                 return .wait(future)
             case .ready, .empty:
-                if let retryAt = state.retryAt, ContinuousClock.now < retryAt { throw .nodeBackingOff(address) }
+                if let retryAt = state.retryAt, ContinuousClock.now < retryAt { throw state.refusal ?? .nodeBackingOff(address) }
                 let promise = group.next().makePromise(of: RedisConnection.self)
                 state.slots[index] = .connecting(promise.futureResult)
                 return .open(index, promise)
@@ -71,6 +74,7 @@ final class NodeConnectionPool: Sendable {
                 let closed = state.withLock { state in
                     state.failures = 0
                     state.retryAt = nil
+                    state.refusal = nil
                     state.slots[index] = .ready(connection)
                     return state.isClosed
                 }
@@ -81,6 +85,7 @@ final class NodeConnectionPool: Sendable {
                 state.withLock { state in
                     state.failures += 1
                     state.retryAt = ContinuousClock.now + backoff.delay(afterFailures: state.failures)
+                    state.refusal = error.isRefusal ? error : nil
                     state.slots[index] = .empty
                 }
                 promise.fail(error)
