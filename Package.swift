@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-structured-headers", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -107,6 +108,8 @@ let package = Package(
                 "Kache",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // TLS to the nodes (RedisTLSConfiguration).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -178,7 +181,10 @@ let package = Package(
         ),
         .testTarget(
             name: "KacheRedisTests",
-            dependencies: ["KacheRedis", "Kache", "KacheWorkloads", "KacheRedisPeer", "KacheTestSupport"]
+            dependencies: [
+                "KacheRedis", "Kache", "KacheWorkloads", "KacheRedisPeer", "KacheTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(name: "KacheWorkloadsTests", dependencies: ["KacheWorkloads", "KacheTestSupport"], exclude: ["vectors.json"]),
         // Runs `kache-bench run --quick` end to end.

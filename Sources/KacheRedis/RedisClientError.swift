@@ -23,6 +23,23 @@ public enum RedisClientError: Error, Sendable, CustomStringConvertible {
     case unexpectedReply(command: String, reply: RESPValue)
     /// The client was shut down.
     case shutDown
+    /// The node refused the credentials (`WRONGPASS`: a wrong password, or
+    /// the user is unknown or disabled). Not retried: another try can only
+    /// be refused again.
+    case authenticationFailed(NodeAddress, username: String)
+    /// The node requires a password (`NOAUTH`) and the configuration has none.
+    case authenticationRequired(NodeAddress)
+    /// The node's TLS certificate does not chain to a CA of the configured
+    /// bundle (or is expired, or malformed); `reason` is the TLS library's word for it.
+    case certificateNotTrusted(NodeAddress, reason: String)
+    /// The node's TLS certificate is valid but names another server than
+    /// `expected` (the configured `serverName`, or the node's host).
+    case serverNameMismatch(NodeAddress, expected: String)
+    /// The TLS handshake failed for another reason (the node speaks no TLS,
+    /// or refused this client's certificate); retried like a lost connection.
+    case tlsHandshakeFailed(NodeAddress, reason: String)
+    /// A TLS file could not be used (see ``RedisTLSConfiguration``).
+    case tlsConfigurationInvalid(reason: String)
 
     /// The error as a sentence.
     public var description: String {
@@ -38,6 +55,13 @@ public enum RedisClientError: Error, Sendable, CustomStringConvertible {
         case let .tooManyRedirections(command, last): return "\(command) was redirected too many times (last: \(last))"
         case let .unexpectedReply(command, reply): return "\(command) gave an unexpected reply: \(reply)"
         case .shutDown: return "the Redis client was shut down"
+        case let .authenticationFailed(node, username):
+            return "Redis node \(node) refused the credentials of user \"\(username)\" (a wrong password, or the user is unknown or disabled)"
+        case let .authenticationRequired(node): return "Redis node \(node) requires a password, and none is configured"
+        case let .certificateNotTrusted(node, reason): return "the TLS certificate of Redis node \(node) is not trusted: \(reason)"
+        case let .serverNameMismatch(node, expected): return "the TLS certificate of Redis node \(node) is not for \"\(expected)\""
+        case let .tlsHandshakeFailed(node, reason): return "the TLS handshake with Redis node \(node) failed: \(reason)"
+        case let .tlsConfigurationInvalid(reason): return "the TLS configuration can't be used: \(reason)"
         }
     }
 
@@ -45,7 +69,17 @@ public enum RedisClientError: Error, Sendable, CustomStringConvertible {
     /// retrying it elsewhere cannot apply it twice.
     var commandSurelyNotSent: Bool {
         switch self {
-        case .connectFailed, .nodeBackingOff, .slotUnassigned, .topologyUnavailable: return true
+        case .connectFailed, .nodeBackingOff, .slotUnassigned, .topologyUnavailable, .tlsHandshakeFailed: return true
+        default: return false
+        }
+    }
+
+    /// Whether the node refused this client, or this client the node, for who
+    /// either is: credentials or certificates. Retrying can't help, so such a
+    /// failure is thrown at once, and repeated while the node backs off.
+    var isRefusal: Bool {
+        switch self {
+        case .authenticationFailed, .authenticationRequired, .certificateNotTrusted, .serverNameMismatch, .tlsConfigurationInvalid: return true
         default: return false
         }
     }
@@ -54,7 +88,7 @@ public enum RedisClientError: Error, Sendable, CustomStringConvertible {
     /// refresh and a retry), rather than the command's.
     var isConnectionFailure: Bool {
         switch self {
-        case .timeout, .connectionClosed, .connectFailed, .nodeBackingOff, .protocolError: return true
+        case .timeout, .connectionClosed, .connectFailed, .nodeBackingOff, .protocolError, .tlsHandshakeFailed: return true
         default: return false
         }
     }

@@ -30,6 +30,15 @@ ensure_deps() {
         $sudo apt-get update -qq
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server redis-tools >/dev/null
     fi
+    # KacheRedis's TLS tests and kache-bench --redis-tls make their CA and
+    # certificates with openssl (scripts/redis-cluster.sh certs).
+    if ! command -v openssl >/dev/null 2>&1; then
+        echo "Installing openssl…" >&2
+        local sudo=""
+        [ "$(id -u)" = 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openssl >/dev/null
+    fi
     # The power-cut tests mount powercutfs (Tests/PowerCut/), built on libfuse3
     # and mounted with fusermount3; without them those tests skip.
     if ! command -v fusermount3 >/dev/null 2>&1 || ! pkg-config --exists fuse3; then

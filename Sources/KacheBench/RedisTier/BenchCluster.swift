@@ -4,18 +4,38 @@ import KacheRedis
 /// The Redis Cluster a `--tier redis` run measures: one given by
 /// `--redis-seeds`, or one started by scripts/redis-cluster.sh for the run
 /// (3 masters, no replicas) and stopped by ``stop()`` (by the script, which
-/// ends exactly the servers it started).
+/// ends exactly the servers it started). With TLS, the started cluster
+/// serves TLS only, with a CA and certificates the script makes for the run.
 struct BenchCluster {
     let seeds: [NodeAddress]
+    /// The client's TLS (and redis-benchmark's files), when the cluster is measured over TLS.
+    let tls: RedisTLSConfiguration?
     private let state: String?
+    /// Certificates made for the run, removed by ``stop()``.
+    private let madeCertificates: String?
 
-    static func start(seeds: String?) throws -> BenchCluster {
+    static func start(seeds: String?, tls: Bool, certificates given: String?) throws -> BenchCluster {
+        var certificates = tls ? given : nil
+        var made: String?
+        if tls, certificates == nil {
+            guard seeds == nil else { throw BenchClusterError("--redis-tls with --redis-seeds needs --redis-tls-certificates") }
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kache-bench-tls-\(UUID().uuidString)").path
+            _ = try Self.script(["certs", folder])
+            (certificates, made) = (folder, folder)
+        }
+        let configuration = try certificates.map { folder in
+            let client = FileManager.default.fileExists(atPath: folder + "/client.crt")
+            return try RedisTLSConfiguration(
+                caBundlePath: folder + "/ca.crt",
+                clientCertificatePath: client ? folder + "/client.crt" : nil, clientPrivateKeyPath: client ? folder + "/client.key" : nil
+            )
+        }
         if let seeds {
             let nodes = seeds.split(separator: ",").compactMap { NodeAddress($0) }
             guard !nodes.isEmpty else { throw BenchClusterError("--redis-seeds has no host:port") }
-            return BenchCluster(seeds: nodes, state: nil)
+            return BenchCluster(seeds: nodes, tls: configuration, state: nil, madeCertificates: made)
         }
-        let output = try Self.script(["start", "--replicas", "0", "--owner-pid", String(getpid())])
+        let output = try Self.script(["start", "--replicas", "0", "--owner-pid", String(getpid())] + (certificates.map { ["--tls", $0] } ?? []))
         var fields: [String: String] = [:]
         for line in output.split(separator: "\n") {
             if let equals = line.firstIndex(of: "=") { fields[String(line[..<equals])] = String(line[line.index(after: equals)...]) }
@@ -23,18 +43,30 @@ struct BenchCluster {
         guard let state = fields["KACHE_REDIS_STATE"], let seeds = fields["KACHE_REDIS_SEEDS"] else {
             throw BenchClusterError("scripts/redis-cluster.sh start printed no cluster: \(output)")
         }
-        return BenchCluster(seeds: seeds.split(separator: ",").compactMap { NodeAddress($0) }, state: state)
+        return BenchCluster(
+            seeds: seeds.split(separator: ",").compactMap { NodeAddress($0) }, tls: configuration,
+            state: state, madeCertificates: made
+        )
     }
 
     func stop() {
-        guard let state else { return }
-        _ = try? Self.script(["stop", "--state", state])
+        if let state { _ = try? Self.script(["stop", "--state", state]) }
+        if let madeCertificates { try? FileManager.default.removeItem(atPath: madeCertificates) }
     }
 
-    /// `redis-benchmark --cluster` against this cluster, as CSV; returns its rows by test name.
+    /// How redis-benchmark reaches the nodes over TLS: `--tls --cacert …`, and the client certificate when there is one.
+    var redisBenchmarkTLSArguments: [String] {
+        guard let tls else { return [] }
+        var arguments = ["--tls", "--cacert", tls.caBundlePath]
+        if let certificate = tls.clientCertificatePath, let key = tls.clientPrivateKeyPath { arguments += ["--cert", certificate, "--key", key] }
+        return arguments
+    }
+
+    /// `redis-benchmark --cluster` against this cluster (over TLS when the
+    /// client uses it), as CSV; returns its rows by test name.
     func redisBenchmark(_ arguments: [String]) throws -> [String: RedisBenchmarkRow] {
         let node = seeds[0]
-        let output = try Self.run(["redis-benchmark", "--cluster", "-h", node.host, "-p", String(node.port), "--csv"] + arguments)
+        let output = try Self.run(["redis-benchmark", "--cluster", "-h", node.host, "-p", String(node.port), "--csv"] + redisBenchmarkTLSArguments + arguments)
         return RedisBenchmarkRow.parse(csv: output)
     }
 

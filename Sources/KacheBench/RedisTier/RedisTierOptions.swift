@@ -2,7 +2,8 @@ import ArgumentParser
 
 /// The options of `kache-bench run` that choose the tier: `--tier redis`
 /// runs W1, W2, W3 and W7 through KacheRedis's tiered cache against a Redis
-/// Cluster, beside `redis-benchmark --cluster` on the same cluster.
+/// Cluster, beside `redis-benchmark --cluster` on the same cluster; over TLS
+/// with `--redis-tls`.
 struct RedisTierOptions: ParsableArguments {
     /// Which tier the workloads run against.
     enum Tier: String, ExpressibleByArgument, CaseIterable {
@@ -20,4 +21,10 @@ struct RedisTierOptions: ParsableArguments {
 
     @Flag(inversion: .prefixedNo, help: "With --tier redis: track invalidations (CLIENT TRACKING), as a tiered cache does by default.")
     var redisTracking = true
+
+    @Flag(help: "With --tier redis: everything over TLS, the client and redis-benchmark --tls alike; the cluster started for the run serves TLS only, with certificates made for it.")
+    var redisTLS = false
+
+    @Option(help: "With --redis-tls and --redis-seeds: the folder of ca.crt, and of client.crt and client.key when the nodes require a client certificate.")
+    var redisTLSCertificates: String?
 }

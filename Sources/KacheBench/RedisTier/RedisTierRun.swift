@@ -8,7 +8,8 @@ import Synchronization
 /// `kache-bench run --tier redis`: W1, W2, W3 and W7 through a ``TieredCache``
 /// on a Redis Cluster, each run beside `redis-benchmark --cluster` on the same
 /// cluster with the same value size: `-P 16` as the throughput floor and
-/// `-c 1 -P 1` as the round-trip floor, measured in the same run.
+/// `-c 1 -P 1` as the round-trip floor, measured in the same run; with
+/// `--redis-tls`, client and redis-benchmark alike over TLS.
 struct RedisTierRun {
     let options: RunOptions
     let tier: RedisTierOptions
@@ -25,7 +26,7 @@ struct RedisTierRun {
             sizes: sizes, runs: options.runs, workspace: workspace, progress: progress,
             inputs: WorkloadInputs(sizes: sizes, seed: options.seed), floorTimeLimit: options.floorTimeLimit
         )
-        let cluster = try BenchCluster.start(seeds: tier.redisSeeds)
+        let cluster = try BenchCluster.start(seeds: tier.redisSeeds, tls: tier.redisTLS, certificates: tier.redisTLSCertificates)
         defer { cluster.stop() }
         let chosen = options.workloads.workloads.filter { [.w1, .w2, .w3, .w7].contains($0) }
         let workloads = RedisTierWorkloads(context: context, cluster: cluster, tasks: tier.redisTasks, threadCounts: options.threads.counts, tracking: tier.redisTracking)
@@ -36,7 +37,7 @@ struct RedisTierRun {
             options: BenchReport.Options(
                 workloads: chosen.map(\.rawValue), threads: options.threads.counts,
                 durability: ["memory"], runs: options.runs, quick: options.quick,
-                seed: options.seed, directory: "redis cluster \(cluster.seeds.map(\.description).joined(separator: ","))", directoryKept: false
+                seed: options.seed, directory: "redis cluster \(cluster.seeds.map(\.description).joined(separator: ","))\(cluster.tls == nil ? "" : " over TLS")", directoryKept: false
             ),
             machine: machine, sizes: sizes, results: results
         )

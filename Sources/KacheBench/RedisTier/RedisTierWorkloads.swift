@@ -7,7 +7,7 @@ import Synchronization
 
 /// The workloads of `--tier redis`, each a ``WorkloadResult`` whose baselines
 /// are `redis-benchmark --cluster` (or, for local hits, the Mutex dictionary)
-/// measured in the same run.
+/// measured in the same run; with `--redis-tls` both sides use TLS.
 ///
 /// The local tier is memory-only, so the figures are of the shared tier and
 /// the tiering, not of the disk. Values are W1's 1 KiB text values; their
@@ -64,7 +64,7 @@ struct RedisTierWorkloads: Sendable {
     }
 
     private func client() -> RedisClusterClient {
-        RedisClusterClient(configuration: RedisClusterConfiguration(seeds: cluster.seeds, connectionsPerNode: 2))
+        RedisClusterClient(configuration: RedisClusterConfiguration(seeds: cluster.seeds, connectionsPerNode: 2, tls: cluster.tls))
     }
 
     private func tieredCache(_ client: RedisClusterClient) async throws -> TieredCache {
@@ -72,7 +72,7 @@ struct RedisTierWorkloads: Sendable {
     }
 
     private func result(_ workload: WorkloadID, threads: Int = 1, _ recorder: FigureRecorder, notes: [String]) -> WorkloadResult {
-        WorkloadResult(workload: workload, variant: "tier redis", durability: .memory, threads: threads, memoryBudget: 1 << 30,
+        WorkloadResult(workload: workload, variant: cluster.tls == nil ? "tier redis" : "tier redis tls", durability: .memory, threads: threads, memoryBudget: 1 << 30,
                        figures: recorder.figures, notes: notes)
     }
 
@@ -105,7 +105,7 @@ struct RedisTierWorkloads: Sendable {
         }
         return result(.w1, recorder, notes: [
             "tiered: \(tasks) tasks each awaiting its set (local tier in memory, then SET key record PXAT); client: batches of 16 SETs of the raw 1 KiB values, \(tasks) in flight",
-            "floors: redis-benchmark --cluster -t set,get -d \(context.value.sizes.textValueBytes) -P 16 (50 clients) on the same cluster, in the same run",
+            "floors: redis-benchmark --cluster\(cluster.tls == nil ? "" : " --tls") -t set,get -d \(context.value.sizes.textValueBytes) -P 16 (50 clients) on the same cluster, in the same run",
         ])
     }
 

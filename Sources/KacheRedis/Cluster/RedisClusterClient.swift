@@ -302,6 +302,8 @@ public final class RedisClusterClient: Sendable {
 
     /// Asks the known nodes, then the seeds, for `CLUSTER SLOTS`; keeps the
     /// first answer that covers every slot, else the one that covers most.
+    /// When no node answers and one refused the client (credentials,
+    /// certificates), that refusal is the error, not a topology one.
     private func loadTopology() async -> Result<SlotMap, RedisClientError> {
         let current = state.withLock { $0.map }
         var candidates: [NodeAddress] = []
@@ -310,6 +312,7 @@ public final class RedisClusterClient: Sendable {
         }
         var best: SlotMap?
         var lastError = "no node to ask"
+        var refusal: RedisClientError?
         for node in candidates {
             do throws(RedisClientError) {
                 let connection = try await pool(for: node).connection()
@@ -322,11 +325,12 @@ public final class RedisClusterClient: Sendable {
                 if best == nil || map.shards.count > best!.shards.count { best = map }
             } catch {
                 lastError = "\(node): \(error)"
+                if error.isRefusal { refusal = error }
             }
         }
         guard let best else {
             logger.debug("Redis cluster topology unavailable: \(lastError)")
-            return .failure(.topologyUnavailable(reason: lastError))
+            return .failure(refusal ?? .topologyUnavailable(reason: lastError))
         }
         let changed = state.withLock { state in
             defer {

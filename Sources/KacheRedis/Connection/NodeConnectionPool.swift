@@ -7,7 +7,9 @@ import Synchronization
 /// After a failed connect the node is in back-off: until the delay passes,
 /// callers fail at once with ``RedisClientError/nodeBackingOff(_:)`` instead
 /// of each waiting for a connect timeout of their own. That keeps a `get`
-/// against a dead node as fast as a local miss.
+/// against a dead node as fast as a local miss. When the node refused the
+/// client (credentials, certificates: ``RedisClientError/isRefusal``), the
+/// back-off repeats that error instead, so every caller learns why.
 ///
 /// A pool for reads from a replica sends `READONLY` on each connection it
 /// opens, so the replica answers reads of its master's slots instead of `MOVED`.
@@ -30,6 +32,7 @@ final class NodeConnectionPool: Sendable {
         var next = 0
         var failures = 0
         var retryAt: ContinuousClock.Instant?
+        var refusal: RedisClientError?
         var isClosed = false
     }
 
@@ -64,7 +67,7 @@ final class NodeConnectionPool: Sendable {
             case let .connecting(future):
                 return .wait(future)
             case .ready, .empty:
-                if let retryAt = state.retryAt, ContinuousClock.now < retryAt { throw .nodeBackingOff(address) }
+                if let retryAt = state.retryAt, ContinuousClock.now < retryAt { throw state.refusal ?? .nodeBackingOff(address) }
                 let promise = group.next().makePromise(of: RedisConnection.self)
                 state.slots[index] = .connecting(promise.futureResult)
                 return .open(index, promise)
@@ -89,6 +92,7 @@ final class NodeConnectionPool: Sendable {
                 let closed = state.withLock { state in
                     state.failures = 0
                     state.retryAt = nil
+                    state.refusal = nil
                     state.slots[index] = .ready(connection)
                     return state.isClosed
                 }
@@ -99,6 +103,7 @@ final class NodeConnectionPool: Sendable {
                 state.withLock { state in
                     state.failures += 1
                     state.retryAt = ContinuousClock.now + backoff.delay(afterFailures: state.failures)
+                    state.refusal = error.isRefusal ? error : nil
                     state.slots[index] = .empty
                 }
                 promise.fail(error)

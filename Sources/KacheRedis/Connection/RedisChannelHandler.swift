@@ -110,7 +110,8 @@ final class RedisChannelHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        fail(.connectionClosed(address), context: context)
+        // A RedisClientError here is a TLS failure that TLSFailureNaming named.
+        fail((error as? RedisClientError) ?? .connectionClosed(address), context: context)
     }
 
     /// Fails every request in flight (and every later one) and closes the channel.

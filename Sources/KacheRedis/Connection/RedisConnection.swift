@@ -1,9 +1,12 @@
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// One TCP connection to one Redis node, speaking RESP3 when the server
-/// accepts `HELLO 3` (Redis 6 and later) and RESP2 otherwise.
+/// accepts `HELLO 3` (Redis 6 and later) and RESP2 otherwise; over TLS when
+/// the options hold a ``RedisTLSConfiguration``, and authenticated when they
+/// hold ``RedisCredentials``.
 ///
 /// Any number of tasks may send on it at once: their commands are pipelined
 /// (written without waiting for earlier replies) and each gets its own replies.
@@ -55,14 +58,21 @@ public final class RedisConnection: Sendable {
         public var limits: RESPLimits
         /// Ask for RESP3 with `HELLO 3`.
         public var prefersRESP3: Bool
+        /// Who to authenticate as when the connection opens; nil for no `AUTH`.
+        public var credentials: RedisCredentials?
+        /// TLS for the connection; nil for plain TCP.
+        public var tls: RedisTLSConfiguration?
 
         /// Creates options.
         public init(commandTimeout: Duration = .seconds(1), connectTimeout: Duration = .milliseconds(500),
-                    limits: RESPLimits = RESPLimits(), prefersRESP3: Bool = true) {
+                    limits: RESPLimits = RESPLimits(), prefersRESP3: Bool = true,
+                    credentials: RedisCredentials? = nil, tls: RedisTLSConfiguration? = nil) {
             self.commandTimeout = commandTimeout
             self.connectTimeout = connectTimeout
             self.limits = limits
             self.prefersRESP3 = prefersRESP3
+            self.credentials = credentials
+            self.tls = tls
         }
     }
 
@@ -74,9 +84,14 @@ public final class RedisConnection: Sendable {
         outbox = Outbox()
     }
 
-    /// Opens a connection to `address` and negotiates the protocol.
+    /// Opens a connection to `address` (TLS first, when configured),
+    /// authenticates and negotiates the protocol (see ``RedisConnection/Options``).
     /// `onPush` receives the RESP3 push messages the node sends (invalidations).
-    /// - Throws: ``RedisClientError/connectFailed(_:reason:)`` or ``RedisClientError/timeout(_:_:)``.
+    /// - Throws: ``RedisClientError/connectFailed(_:reason:)``, ``RedisClientError/timeout(_:_:)``;
+    ///   ``RedisClientError/authenticationFailed(_:username:)`` or ``RedisClientError/authenticationRequired(_:)``
+    ///   when the node refuses; ``RedisClientError/certificateNotTrusted(_:reason:)``,
+    ///   ``RedisClientError/serverNameMismatch(_:expected:)`` or ``RedisClientError/tlsHandshakeFailed(_:reason:)``
+    ///   when TLS fails.
     public static func connect(
         to address: NodeAddress, options: Options,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -84,14 +99,18 @@ public final class RedisConnection: Sendable {
     ) async throws(RedisClientError) -> RedisConnection {
         let timeout = options.commandTimeout
         let limits = options.limits
+        let tls = options.tls
         let bootstrap = ClientBootstrap(group: group)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.nanoseconds(options.connectTimeout.nanoseconds))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        RedisChannelHandler(address: address, timeout: timeout, limits: limits, onPush: onPush)
-                    )
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: tls.expectedServerName(for: address)))
+                        try pipeline.addHandler(TLSFailureNaming(address: address, checkedName: tls.checkedName(for: address)))
+                    }
+                    try pipeline.addHandler(RedisChannelHandler(address: address, timeout: timeout, limits: limits, onPush: onPush))
                 }
             }
         let channel: any Channel
@@ -100,21 +119,16 @@ public final class RedisConnection: Sendable {
         } catch {
             throw .connectFailed(address, reason: String(describing: error))
         }
-        var connection = RedisConnection(address: address, protocolVersion: 2, channel: channel, timeout: options.connectTimeout)
-        if options.prefersRESP3 {
-            do {
-                let reply = try await connection.send(["HELLO", "3"])
-                if case .map = reply {
-                    connection = RedisConnection(address: address, protocolVersion: 3, channel: channel, timeout: timeout)
-                }
-            } catch let error {
-                guard case .server = error else {
-                    connection.close()
-                    throw error
-                }
-            }
+        // The handshake's replies are bounded by the connect timeout, not the command timeout.
+        let opening = RedisConnection(address: address, protocolVersion: 2, channel: channel, timeout: options.connectTimeout)
+        let protocolVersion: Int
+        do {
+            protocolVersion = try await opening.negotiate(credentials: options.credentials, prefersRESP3: options.prefersRESP3)
+        } catch {
+            opening.close()
+            throw error
         }
-        return RedisConnection(address: address, protocolVersion: connection.protocolVersion, channel: channel, timeout: timeout)
+        return RedisConnection(address: address, protocolVersion: protocolVersion, channel: channel, timeout: timeout)
     }
 
     /// Whether the connection is still open.
