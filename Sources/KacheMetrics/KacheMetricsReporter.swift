@@ -10,7 +10,7 @@ import Kache
 /// get or a set. The timers are fed by the cache as it works, from a sample
 /// (`Kache.sampleLatencies(every:_:)`): 1 in 1,024 gets and sets by default,
 /// so that the hot path pays nothing measurable (kache-bench's W2 against
-/// its dictionary floor, docs/PERFORMANCE.md).
+/// its dictionary floor: CHANGELOG.md, 0.3.0).
 ///
 /// ```swift
 /// MetricsSystem.bootstrap(PrometheusMetricsFactory(...))
