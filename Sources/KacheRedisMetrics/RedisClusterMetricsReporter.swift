@@ -29,7 +29,7 @@ public final class RedisClusterMetricsReporter: Sendable {
         factory: any MetricsFactory = MetricsSystem.factory
     ) {
         typealias Reading = StatisticsReporter<RedisClusterStatistics>.Reading<UInt64>
-        func count(_ name: String, _ dimensions: [(String, String)] = [], _ figure: KeyPath<RedisClusterStatistics, Int> & Sendable)
+        func count(_ name: String, _ figure: KeyPath<RedisClusterStatistics, Int> & Sendable, by dimensions: [(String, String)] = [])
             -> Reading
         {
             Reading(name, dimensions) { UInt64(clamping: $0[keyPath: figure]) }
@@ -37,8 +37,8 @@ public final class RedisClusterMetricsReporter: Sendable {
         statistics = StatisticsReporter(
             prefix: prefix, dimensions: dimensions, factory: factory, snapshot: { client.statistics },
             counters: [
-                count("redirections", [("kind", "moved")], \.movedRedirections),
-                count("redirections", [("kind", "ask")], \.askRedirections),
+                count("redirections", \.movedRedirections, by: [("kind", "moved")]),
+                count("redirections", \.askRedirections, by: [("kind", "ask")]),
                 count("retries", \.retries),
                 count("topology_refreshes", \.topologyRefreshes),
                 count("failures", \.failures),

@@ -40,7 +40,7 @@ public final class TieredCacheMetricsReporter: Sendable {
         factory: any MetricsFactory = MetricsSystem.factory
     ) {
         typealias Reading<Value> = StatisticsReporter<(SharedTierStatistics, tracking: Bool)>.Reading<Value>
-        func count(_ name: String, _ dimensions: [(String, String)] = [], _ figure: KeyPath<SharedTierStatistics, Int> & Sendable)
+        func count(_ name: String, _ figure: KeyPath<SharedTierStatistics, Int> & Sendable, by dimensions: [(String, String)] = [])
             -> Reading<UInt64>
         {
             Reading(name, dimensions) { UInt64(clamping: $0.0[keyPath: figure]) }
@@ -49,8 +49,8 @@ public final class TieredCacheMetricsReporter: Sendable {
             prefix: prefix, dimensions: dimensions, factory: factory,
             snapshot: { (cache.statistics, cache.isTrackingInvalidations) },
             counters: [
-                count("hits", [("tier", "local")], \.localHits),
-                count("hits", [("tier", "shared")], \.sharedHits),
+                count("hits", \.localHits, by: [("tier", "local")]),
+                count("hits", \.sharedHits, by: [("tier", "shared")]),
                 count("misses", \.misses),
                 count("read_errors", \.readErrors),
                 count("write_errors", \.writeErrors),

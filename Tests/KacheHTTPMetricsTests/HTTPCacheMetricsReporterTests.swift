@@ -64,7 +64,7 @@ enum HTTPDate {
         statistics = client.statistics
         #expect(statistics.revalidations == 1 && statistics.misses == 2 && statistics.freshHits == 2)
         expectCounters(metrics, match: statistics)
-        try cache.close()
+        try await cache.close()
     }
 
     @Test func runReportsUntilItsTaskIsCancelledAndOnceMoreThen() async throws {
@@ -83,7 +83,7 @@ enum HTTPDate {
         task.cancel()
         await task.value
         #expect(metrics.counterTotal(label: "app_http_fresh_hits") == 1)
-        try cache.close()
+        try await cache.close()
     }
 
     /// Every counter's total in the test backend against the client's own figure.
