@@ -41,10 +41,15 @@ public final class KacheMetricsReporter: Sendable {
     /// A reporter of `cache`'s statistics, its metrics labelled `prefix_…`
     /// with `dimensions` added to each (to tell several caches apart).
     ///
-    /// - Parameter latencySampling: the timers take 1 in this many gets, and
-    ///   1 in this many sets, on each thread (rounded up to a power of two);
-    ///   nil leaves the timers out and the cache untimed. A cache times for
-    ///   one reporter at a time: the last one made with timers.
+    /// - Parameters:
+    ///   - cache: the cache whose statistics are read, and which times the sampled calls.
+    ///   - prefix: the start of every metric's label.
+    ///   - dimensions: added to every metric's own, e.g. `[("cache", "responses")]`.
+    ///   - latencySampling: the timers take 1 in this many gets, and 1 in this
+    ///     many sets, on each thread (rounded up to a power of two); nil leaves
+    ///     the timers out and the cache untimed. A cache times for one reporter
+    ///     at a time: the last one made with timers.
+    ///   - factory: where the metrics are made; the bootstrapped one by default.
     public init(
         cache: Kache, prefix: String = "kache", dimensions: [(String, String)] = [],
         latencySampling: Int? = 1024, factory: any MetricsFactory = MetricsSystem.factory
