@@ -14,6 +14,10 @@ let package = Package(
         .library(name: "KacheRedis", targets: ["KacheRedis"]),
         // A cache's statistics reported through swift-metrics (Prometheus, StatsD, OpenTelemetry…).
         .library(name: "KacheMetrics", targets: ["KacheMetrics"]),
+        // KacheHTTP's and the Redis tier's statistics the same way, each a product of
+        // its own on top of KacheMetrics, so that KacheHTTP users never build NIO.
+        .library(name: "KacheHTTPMetrics", targets: ["KacheHTTPMetrics"]),
+        .library(name: "KacheRedisMetrics", targets: ["KacheRedisMetrics"]),
         // A cache as a swift-service-lifecycle Service, saved and closed when its
         // ServiceGroup shuts down; products of their own, so that only their users
         // build ServiceLifecycle (and swift-async-algorithms under it).
@@ -129,6 +133,16 @@ let package = Package(
             name: "KacheMetrics",
             dependencies: ["Kache", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
+        // A CachingClient's HTTPCacheStatistics through swift-metrics, with KacheMetrics' reporting.
+        .target(
+            name: "KacheHTTPMetrics",
+            dependencies: ["KacheHTTP", "KacheMetrics", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        // A TieredCache's and a RedisClusterClient's statistics through swift-metrics.
+        .target(
+            name: "KacheRedisMetrics",
+            dependencies: ["KacheRedis", "KacheMetrics", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
         // KacheService: a Kache as a Service of a ServiceGroup.
         .target(
             name: "KacheServiceLifecycle",
@@ -205,6 +219,15 @@ let package = Package(
         .testTarget(
             name: "KacheMetricsTests",
             dependencies: ["KacheMetrics", "Kache", .product(name: "MetricsTestKit", package: "swift-metrics")]
+        ),
+        .testTarget(
+            name: "KacheHTTPMetricsTests",
+            dependencies: ["KacheHTTPMetrics", "KacheHTTP", "Kache", .product(name: "MetricsTestKit", package: "swift-metrics")]
+        ),
+        // Against a Redis tier nothing answers: the counters move without a cluster.
+        .testTarget(
+            name: "KacheRedisMetricsTests",
+            dependencies: ["KacheRedisMetrics", "KacheRedis", "Kache", .product(name: "MetricsTestKit", package: "swift-metrics")]
         ),
     ],
     swiftLanguageModes: [.v6]

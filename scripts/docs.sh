@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of the library targets Kache, KacheHTTP and
-# KacheRedis (their catalogues are Sources/<Target>/<Target>.docc) and of the
+# KacheRedis (their catalogues are Sources/<Target>/<Target>.docc), of the
 # two service-lifecycle targets (their symbols alone; Kache's catalogue has the
-# article), one archive each, and fails on any DocC warning or on a public
-# symbol without a doc comment.
+# article) and of the three metrics targets (their symbols alone), one archive
+# each, and fails on any DocC warning or on a public symbol without a doc comment.
 #
 #   scripts/docs.sh [OUTPUT_DIR]        (default: .build/docs)
 #
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib/ensure-deps.sh
 ensure_deps
 
-targets=(Kache KacheHTTP KacheRedis KacheServiceLifecycle KacheRedisServiceLifecycle)
+targets=(Kache KacheHTTP KacheRedis KacheServiceLifecycle KacheRedisServiceLifecycle KacheMetrics KacheHTTPMetrics KacheRedisMetrics)
 output="${1:-.build/docs}"
 mkdir -p "$output"
 output="$(cd "$output" && pwd)"

@@ -17,6 +17,8 @@ struct BenchContext {
     var blockCompression: BlockCompression? = nil
     /// Whether W1 and W8 run RocksDB and SQLite beside Kache (`--no-peers` turns them off).
     var peers = true
+    /// `--sample-latencies`: W2's caches time 1 in this many gets, as under a metrics reporter; nil: untimed.
+    var latencySampling: Int? = nil
 
     /// The configuration of a workload in `durability`, with the run's segment threshold.
     func configuration(

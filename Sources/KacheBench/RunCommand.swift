@@ -40,7 +40,8 @@ struct RunCommand: ParsableCommand {
         let context = BenchContext(
             sizes: sizes, runs: options.runs, workspace: workspace, progress: progress,
             inputs: WorkloadInputs(sizes: sizes, seed: options.seed), floorTimeLimit: options.floorTimeLimit,
-            segmentThreshold: options.segmentThreshold, blockCompression: options.blockCompression, peers: options.peers
+            segmentThreshold: options.segmentThreshold, blockCompression: options.blockCompression, peers: options.peers,
+            latencySampling: options.sampleLatencies
         )
         var results: [WorkloadResult] = []
         for durability in options.durability.modes {

@@ -41,6 +41,12 @@ struct RunOptions: ParsableArguments {
     ))
     var peers = true
 
+    @Option(help: ArgumentHelp(
+        "W2's caches time 1 in this many of each thread's gets (Kache.sampleLatencies), as under a KacheMetricsReporter; default: untimed.",
+        discussion: "For what the sampled timers cost the hot path: compare W2's ratio to its floor with and without."
+    ))
+    var sampleLatencies: Int?
+
     @Flag(help: "Scale every workload down about 20× for a smoke run.")
     var quick = false
 
@@ -55,6 +61,7 @@ struct RunOptions: ParsableArguments {
 
     func validate() throws {
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1 (it is \(runs))") }
+        if let sampleLatencies, sampleLatencies < 1 { throw ValidationError("--sample-latencies must be at least 1 (it is \(sampleLatencies))") }
         guard floorTimeLimit > 0 else { throw ValidationError("--floor-time-limit must be positive") }
         if let segmentThreshold, segmentThreshold < 0 {
             throw ValidationError("--segment-threshold must not be negative (it is \(segmentThreshold))")

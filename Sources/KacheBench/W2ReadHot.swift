@@ -20,6 +20,8 @@ struct W2ReadHot {
         for run in 1...context.runs {
             let label = { (phase: String?) in context.label(.w2, durability, threads: threads, run: run, phase: phase) }
             let cache = try BenchCache.openEmpty(configuration, in: context.workspace)
+            // As a KacheMetricsReporter would, less the backend's timer (the observer does nothing).
+            if let interval = context.latencySampling { cache.sampleLatencies(every: interval) { _, _ in } }
             _ = try context.timed(label("load (W1)"), total: context.sizes.keyCount, unit: "sets") {
                 try W1Load.load(cache, keys: context.inputs.loadKeys, values: context.inputs.loadValues, ttl: context.inputs.ttl, progress: progress)
             }
@@ -65,7 +67,7 @@ struct W2ReadHot {
             notes: [
                 BenchCache.budgetNote(configuration), "latencies from a second pass over the same keys, timing every get",
                 "async gets/s: a third pass, each thread's keys read by a task of its own with await cache.data(forKey:)",
-            ]
+            ] + (context.latencySampling.map { ["the cache timed 1 in \($0) of each thread's gets (Kache.sampleLatencies)"] } ?? [])
         )
     }
 }

@@ -10,7 +10,7 @@ public enum BlockCompression: String, Sendable, CaseIterable, Codable {
     /// LZ4's high-compression encoder at its fastest level: on W8's JSON
     /// values 12 % fewer bytes, and on W1's 17 %, at a fifth of the fast
     /// encoder's speed, which the background writer pays (W1's durable sets/s
-    /// fell by a fifth; docs/PERFORMANCE.md).
+    /// fell by a fifth; CHANGELOG.md, 0.3.0).
     case high
 }
 

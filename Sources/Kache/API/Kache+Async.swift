@@ -109,6 +109,8 @@ extension Kache {
     /// The value of `key`: from memory on the caller's thread, from its file on the pool.
     @inline(__always)
     func fetch(keySpace: KeySpace.Ref, key: String) async -> Data? {
+        let started = latencies.start(.get)
+        defer { if let started { latencies.finish(.get, since: started) } }
         let now = clock.nanosecondsSince1970()
         switch index.lookup(space: keySpace.number, key: key, now: now) {
         case let .hit(value): return value
@@ -116,7 +118,7 @@ extension Kache {
         case .onDisk: break
         }
         guard !Task.isCancelled else { return nil }
-        return await IOThreadPool.shared.read(whenCancelled: nil) { self.fetch(keySpace: keySpace, key: key) }
+        return await IOThreadPool.shared.read(whenCancelled: nil) { self.readValue(keySpace: keySpace, key: key) }
     }
 }
 

@@ -32,6 +32,8 @@ public final class Kache: Sendable {
     let records: RecordStore?
     /// Tasks waiting for a Queue's next push (`queue.items`).
     let queueWaiters = QueueWaiters()
+    /// Which gets and sets are timed, for a metrics reporter (`sampleLatencies`).
+    let latencies = LatencySampler()
     let defaultPoolIndex: Int
     let defaultQueueIndex: Int
     var disk: DiskStore? { records?.disk }
@@ -268,6 +270,8 @@ public final class Kache: Sendable {
     /// Stores a version of `key` expiring `ttl` after `now`: a reading of the
     /// clock the caller made, for an expiry another tier shares; nil to read it here.
     func put(_ data: Data, key: String, keySpace: KeySpace.Ref, ttl: Duration, now: Timestamp? = nil) throws {
+        let started = latencies.start(.set)
+        defer { if let started { latencies.finish(.set, since: started) } }
         try changingFiles { try insert(data, key: key, keySpace: keySpace, ttl: ttl, now: now) }
         // In `async` the writer thread reclaims after its batches.
         if let records, records.writeBehind == nil { records.reclaimIfDue() }
@@ -389,6 +393,13 @@ public final class Kache: Sendable {
     /// runs in `changingFiles` already (a Queue's peek), so dropping a damaged
     /// entry must not begin another change.
     func fetch(keySpace: KeySpace.Ref, key: String, insideChange: Bool = false) -> Data? {
+        guard let started = latencies.start(.get) else { return readValue(keySpace: keySpace, key: key, insideChange: insideChange) }
+        defer { latencies.finish(.get, since: started) }
+        return readValue(keySpace: keySpace, key: key, insideChange: insideChange)
+    }
+
+    /// `fetch` without its timing.
+    func readValue(keySpace: KeySpace.Ref, key: String, insideChange: Bool = false) -> Data? {
         let space = keySpace.number
         let now = clock.nanosecondsSince1970()
         // From memory under the key's shard lock alone; a value on disk is
