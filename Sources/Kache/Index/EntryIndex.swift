@@ -66,7 +66,7 @@ final class EntryIndex: Sendable {
     /// call are two atomic writes to the object's header, on the lock's own
     /// cache line, and on two cores the hot shard's line then moved between
     /// them twice more per get. W2 on 2 threads went from 0.78× to 0.81–0.94× the
-    /// 64-lock floor (docs/PERFORMANCE.md).
+    /// 64-lock floor (CHANGELOG.md, 0.3.0).
     @inline(__always)
     private func withShard<R: Sendable>(_ index: Int, _ body: (inout IndexShard) -> R) -> R {
         Unmanaged.passUnretained(shards[index])._withUnsafeGuaranteedRef { $0.withLock(body) }

@@ -29,7 +29,7 @@ import Foundation
 /// is kept beside the segment). Why blocks: LZ4 finds the repetition
 /// between neighbouring values (JSON responses share their field names)
 /// only when they are compressed together; W8's records shrink to 0.50 of
-/// their size alone and to 0.18 in blocks of 8 KiB (docs/PERFORMANCE.md,
+/// their size alone and to 0.18 in blocks of 8 KiB (CHANGELOG.md, 0.3.0;
 /// `kache-bench blocks`). One checksum covers a
 /// block: a flipped bit costs that block's records, never the rest of the
 /// segment.
@@ -45,7 +45,7 @@ package enum SegmentBlock {
     package static let maximumRawLength = 1 << 20
     /// The raw bytes a writer gathers before it seals a block: 16 KiB saved
     /// W8 another 4 % of its bytes, but made W5's cold reads, which
-    /// decompress the values up to their own, a fifth slower (docs/PERFORMANCE.md).
+    /// decompress the values up to their own, a fifth slower (CHANGELOG.md, 0.3.0).
     package static let targetRawLength = 8 << 10
     /// Expiries are kept to the millisecond, rounded down (never later than
     /// asked): nanoseconds would cost three more bytes a record that no
