@@ -119,19 +119,23 @@ package enum KeyColumns {
                 records[index].keyStart = UInt32(shared)
                 previousLength = Int(records[index].keyLength)
             }
-            keyBytes.reserveCapacity(keysLength)
-            var previous = 0 ..< 0
-            for index in 0 ..< count {
-                let shared = Int(records[index].keyStart)
-                let suffix = try reader.readBytes(Int(records[index].keyLength) - shared)
-                let start = keyBytes.count
-                keyBytes.append(contentsOf: keyBytes[previous.lowerBound ..< previous.lowerBound + shared])
-                keyBytes.append(contentsOf: suffix)
-                previous = start ..< keyBytes.count
-                guard keyBytes[previous].withContiguousStorageIfAvailable({ String.isValidUTF8(UnsafeRawBufferPointer($0)) }) == true else {
-                    throw EntryFile.Damage.invalidName
+            // Each key is its shared prefix, copied from the key before, then its suffix.
+            keyBytes = [UInt8](repeating: 0, count: keysLength)
+            try keyBytes.withUnsafeMutableBufferPointer { keys in
+                var start = 0
+                var previousStart = 0
+                for index in 0 ..< count {
+                    let shared = Int(records[index].keyStart)
+                    let length = Int(records[index].keyLength)
+                    let suffix = try reader.readBytes(length - shared)
+                    let key = UnsafeMutableBufferPointer(rebasing: keys[start ..< start + length])
+                    key.baseAddress!.update(from: keys.baseAddress! + previousStart, count: shared)
+                    UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: key[shared...])).copyMemory(from: suffix)
+                    guard String.isValidUTF8(UnsafeRawBufferPointer(key)) else { throw EntryFile.Damage.invalidName }
+                    records[index].keyStart = UInt32(start)
+                    previousStart = start
+                    start += length
                 }
-                records[index].keyStart = UInt32(start)
             }
             for index in 0 ..< count {
                 // Seconds past any instant an `Int64` of nanoseconds holds are damage, not a wrap.
