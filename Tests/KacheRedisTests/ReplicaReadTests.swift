@@ -73,7 +73,12 @@ extension LiveClusterTests {
                     let key = "lagging:\(round)"
                     let slot = HashSlot(key: "kache:" + key)
                     let replica = try #require(map.replicas(for: slot).first)
+                    let heard = cache.statistics.invalidationsReceived
                     try await writer.set(Data("old".utf8), forKey: key, ttl: .seconds(120))
+                    // The write's invalidation drops any copy read before it arrives: wait for it first.
+                    try await waitUntil("the invalidation of the write of \(key) arrives", timeout: .seconds(5)) {
+                        cache.statistics.invalidationsReceived > heard
+                    }
                     // Reads of the key go to the replica once it has caught up with the write.
                     try await waitUntil("a read of \(key) is answered by its replica", timeout: .seconds(10)) {
                         await cache.local.removeValue(forKey: key)
