@@ -23,19 +23,18 @@ mkdir -p "$output"
 output="$(cd "$output" && pwd)"
 
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+stamp="$(mktemp)"
+trap 'rm -f "$log" "$stamp"' EXIT
 
 target_options=()
 for target in "${targets[@]}"; do target_options+=(--target "$target"); done
 
 # --warnings-as-errors is DocC's: an unresolved or ambiguous link, a bad
 # Topics group or a parameter the signature lacks fails the build.
-# --verbose makes the plugin name the folders of the symbol graphs it made,
-# which the check below reads.
 status=0
 swift package --allow-writing-to-directory "$output" generate-documentation \
     "${target_options[@]}" --output-path "$output" \
-    --disable-indexing --warnings-as-errors --verbose 2>&1 | tee "$log" || status=$?
+    --disable-indexing --warnings-as-errors 2>&1 | tee "$log" || status=$?
 if [ "$status" -ne 0 ]; then
     echo "docs.sh: DocC failed (exit $status); see the diagnostics above." >&2
     exit "$status"
@@ -45,14 +44,21 @@ fi
 # symbol graphs. A symbol counts as documented only by a comment of its own
 # (not one inherited from a protocol of another module); symbols the compiler
 # synthesizes (no source location) are left out.
+# The plugin extracts the targets' symbol graphs side by side and its
+# lines interleave (a folder's line once came out as "arget symbol graph…"),
+# so the folders are found where it puts them rather than read from its log:
+# <triple>/extracted-symbols/<package>/<target>, beside the build's bin folder.
+symbols="$(dirname "$(swift build --show-bin-path)")/extracted-symbols"
 folders=()
-while IFS= read -r folder; do folders+=("$folder"); done < <(
-    sed -n "s/^target symbol graph directory path: '\(.*\)'$/\1/p" "$log"
-)
-if [ "${#folders[@]}" -ne "${#targets[@]}" ]; then
-    echo "docs.sh: expected ${#targets[@]} symbol graph folders in the plugin's output, found ${#folders[@]}." >&2
-    exit 1
-fi
+for target in "${targets[@]}"; do
+    graph="$(find "$symbols" -mindepth 3 -maxdepth 3 -path "*/$target/$target.symbols.json" -newer "$stamp" -print -quit 2>/dev/null || true)"
+    folder="$(dirname "${graph:-.}")"
+    if [ -z "$graph" ]; then
+        echo "docs.sh: no symbol graphs of $target from this run under $symbols." >&2
+        exit 1
+    fi
+    folders+=("$folder")
+done
 python3 - "$PWD/Sources" "${folders[@]}" <<'EOF'
 import glob, json, os, sys
 from urllib.parse import unquote, urlparse
