@@ -86,15 +86,11 @@ package struct BlockKeys: Sendable {
         let sections = try Sections(block)
         let rawKeys = try sections.rawKeys()
         let parsed = try rawKeys.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) -> (records: [Fields], keyBytes: [UInt8]?, spaces: [Space], ends: [Int]) in
+            Result { () throws(EntryFile.Damage) -> (records: [Fields], keyBytes: [UInt8]?, spaces: [Space], shares: [Int]) in
                 if sections.hasKeyColumns {
                     let (records, keyBytes, spaces) = try KeyColumns.read(raw, count: sections.count)
-                    var weight = 0
-                    let ends = records.map { record in
-                        weight += KeyColumns.weight(keyLength: Int(record.keyLength), valueLength: Int(record.valueLength))
-                        return weight
-                    }
-                    return (records, keyBytes, spaces, ends)
+                    let weights = records.lazy.map { KeyColumns.weight(keyLength: Int($0.keyLength), valueLength: Int($0.valueLength)) }
+                    return (records, keyBytes, spaces, SegmentBlock.shares(of: block.count, byWeights: weights))
                 }
                 var reader = try KeysReader(raw, count: sections.count)
                 var records: [Fields] = []
@@ -106,13 +102,13 @@ package struct BlockKeys: Sendable {
                     ends.append(reader.offset + reader.valuesEnd)
                 }
                 guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
-                return (records, nil, reader.spaces, ends)
+                return (records, nil, reader.spaces, SegmentBlock.shares(of: block.count, byEnds: ends))
             }
         }.get()
         let valuesLength = parsed.records.reduce(0) { $0 + Int($1.valueLength) }
         guard valuesLength == sections.valuesRaw else { throw .lengthMismatch(expected: sections.valuesRaw, actual: valuesLength) }
         var records = parsed.records
-        for (index, share) in SegmentBlock.shares(of: block.count, byEnds: parsed.ends).enumerated() {
+        for (index, share) in parsed.shares.enumerated() {
             records[index].share = UInt32(share)
         }
         // Keys in rows are read where they lie, in the raw section; keys in columns are rebuilt.
@@ -147,6 +143,11 @@ package struct BlockKeys: Sendable {
 
     /// `record`'s key.
     package func key(of record: Fields) -> String {
+        Self.key(of: record, in: keyBytes)
+    }
+
+    /// `record`'s key, made from its range of `keyBytes`.
+    static func key(of record: Fields, in keyBytes: [UInt8]) -> String {
         // Through a buffer of `UInt8`: a slice of raw bytes took the generic path, a copy a key.
         keyBytes.withUnsafeBufferPointer { bytes in
             String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(record.keyStart) ..< Int(record.keyStart + record.keyLength)]), as: UTF8.self)

@@ -65,8 +65,9 @@ package enum KeyColumns {
             for (start, end) in zip(suffixStarts, ends) { keys.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start ..< end])) }
         }
         // Never negative: the base is the least expiry.
-        for record in records { keys.appendVarint(UInt64(bitPattern: SegmentBlock.expiryUnits(record.expiry) &- baseExpiry) / 1000) }
-        for record in records { keys.appendVarint(UInt64(bitPattern: SegmentBlock.expiryUnits(record.expiry) &- baseExpiry) % 1000) }
+        let expiryOffsets = records.map { UInt64(bitPattern: SegmentBlock.expiryUnits($0.expiry) &- baseExpiry) }
+        for offset in expiryOffsets { keys.appendVarint(offset / 1000) }
+        for offset in expiryOffsets { keys.appendVarint(offset % 1000) }
         var previousSequence = baseSequence
         for record in records {
             keys.appendVarint(SegmentBlock.zigzag(record.sequence &- previousSequence))
@@ -175,9 +176,7 @@ package enum KeyColumns {
         let (records, keyBytes, spaces) = try read(raw, count: count)
         let valueStart = records[..<index].reduce(0) { $0 + Int($1.valueLength) }
         let record = records[index]
-        let key = keyBytes.withUnsafeBufferPointer { bytes in
-            String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(record.keyStart) ..< Int(record.keyStart + record.keyLength)]), as: UTF8.self)
-        }
+        let key = BlockKeys.key(of: record, in: keyBytes)
         return (record.header(key: key, space: spaces[Int(record.space)]), valueStart ..< valueStart + Int(record.valueLength))
     }
 }

@@ -125,7 +125,14 @@ package enum SegmentBlock {
         /// Whether `record` still fits a block aimed at `targetLength` raw bytes
         /// (an empty block takes any record).
         package func fits(_ record: Record, targetLength: Int = SegmentBlock.targetRawLength) -> Bool {
-            records.isEmpty || !isFull && rawLength + record.weight <= targetLength
+            Self.fits(weight: record.weight, after: rawLength, count: records.count, targetLength: targetLength)
+        }
+
+        /// The one rule for filling a block, for those that gather records
+        /// before a builder sees them: a record of `weight` fits after
+        /// `count` records weighing `length` in all.
+        package static func fits(weight: Int, after length: Int, count: Int, targetLength: Int = SegmentBlock.targetRawLength) -> Bool {
+            count == 0 || count < SegmentBlock.maximumRecords && length + weight <= targetLength
         }
 
         package mutating func append(_ record: Record) {
@@ -168,18 +175,13 @@ package enum SegmentBlock {
                 keys.append(contentsOf: name.utf8)
             }
             KeyColumns.append(records, baseExpiry: baseExpiry, baseSequence: baseSequence, spaces: spaces, to: &keys)
-            var ends: [Int] = []
-            ends.reserveCapacity(records.count)
-            var weight = 0
             var values = [UInt8]()
             values.reserveCapacity(records.reduce(0) { $0 + $1.value.count })
             for record in records {
-                weight += record.weight
-                ends.append(weight)
                 values.append(contentsOf: record.value)
             }
             let block = SegmentBlock.seal(keys: keys, values: values, count: records.count, compression: compression)
-            return (block, SegmentBlock.shares(of: block.count, byEnds: ends))
+            return (block, SegmentBlock.shares(of: block.count, byWeights: records.lazy.map(\.weight)))
         }
     }
 
@@ -256,6 +258,17 @@ package enum SegmentBlock {
     /// bytes, rounded so that the parts add up to `total`. Never 0: a length
     /// of 0 means "not on disk" to the index and the manifest. A sealed block
     /// is at least a byte per record long (its header alone is 32).
+    /// `total` split among records of `weights` (`Record.weight`), as
+    /// `shares(of:byEnds:)` splits it: the one place where a block of keys in
+    /// columns turns its records' weights into their shares, on write and on read.
+    package static func shares(of total: Int, byWeights weights: some Sequence<Int>) -> [Int] {
+        var sum = 0
+        return shares(of: total, byEnds: weights.map { weight in
+            sum += weight
+            return sum
+        })
+    }
+
     package static func shares(of total: Int, byEnds ends: [Int]) -> [Int] {
         let whole = ends.last!
         let spread = total - ends.count

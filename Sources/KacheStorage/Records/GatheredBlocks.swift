@@ -40,9 +40,7 @@ package final class GatheredBlocks: Sendable {
             var readyCount = 0
             for write in writes {
                 let length = write.record!.weight
-                let fits = entry.openBlockCount == 0
-                    || entry.openBlockCount < SegmentBlock.maximumRecords && entry.openBlockLength + length <= SegmentBlock.targetRawLength
-                if !fits {
+                if !SegmentBlock.Builder.fits(weight: length, after: entry.openBlockLength, count: entry.openBlockCount) {
                     // The open block is full: it and every block before it go now,
                     // and this write starts the next one.
                     readyCount = entry.writes.count
