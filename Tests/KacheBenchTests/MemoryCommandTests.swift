@@ -4,11 +4,13 @@ import Testing
 
 /// `kache-bench memory`: its arithmetic, and one run end to end.
 @Suite struct MemoryCommandTests {
-    private func outcome(entries: Int, start: Int, afterSets: Int, afterSave: Int, inMemory: Int, budget: Int = 16 << 20) -> MemoryProbeOutcome {
+    private func outcome(
+        entries: Int, start: Int, afterSets: Int, afterSave: Int, inMemory: Int, budget: Int = 16 << 20, peakDuringSave: Int? = nil
+    ) -> MemoryProbeOutcome {
         MemoryProbeOutcome(
             workload: "W8", durability: "async", isFloor: false, entries: entries, meanKeyBytes: 11,
             memoryBudget: budget, bytesInMemory: inMemory, residentAtStart: start,
-            residentAfterSets: afterSets, residentAfterSave: afterSave, peakResident: afterSets, peakDuringSave: afterSave
+            residentAfterSets: afterSets, residentAfterSave: afterSave, peakResident: afterSets, peakDuringSave: peakDuringSave ?? afterSave
         )
     }
 
@@ -23,9 +25,17 @@ import Testing
         let ceiling = 16 << 20 + 111_000 + 30_000_000
         let within = MemoryPerEntry(outcome: outcome(entries: 1000, start: 1_000_000, afterSets: ceiling, afterSave: 1_000_000 + 90_000, inMemory: 0))
         #expect(within.residentCeiling(ceilingBeyondKey: 100, slack: 30_000_000) == ceiling)
-        #expect(within.checks(ceilingBeyondKey: 100, slack: 30_000_000).map(\.met) == [true, true, true])
+        #expect(within.checks(ceilingBeyondKey: 100, slack: 30_000_000).map(\.met) == [true, true, true, true])
         let over = MemoryPerEntry(outcome: outcome(entries: 1000, start: 1_000_000, afterSets: ceiling + 1, afterSave: 1_000_000 + 120_000, inMemory: 0))
-        #expect(over.checks(ceilingBeyondKey: 100, slack: 30_000_000).map(\.met) == [false, false, true])
+        #expect(over.checks(ceilingBeyondKey: 100, slack: 30_000_000).map(\.met) == [false, false, true, true])
+    }
+
+    @Test func aSaveWhosePeakPassesTheHeadroomMissesItsCheck() {
+        let afterSave = 100 << 20
+        let within = MemoryPerEntry(outcome: outcome(entries: 1000, start: 0, afterSets: afterSave, afterSave: afterSave, inMemory: 0, peakDuringSave: afterSave + (16 << 20)))
+        let over = MemoryPerEntry(outcome: outcome(entries: 1000, start: 0, afterSets: afterSave, afterSave: afterSave, inMemory: 0, peakDuringSave: afterSave + (16 << 20) + 1))
+        #expect(within.checks(ceilingBeyondKey: 1e9, slack: 1 << 40).last?.met == true)
+        #expect(over.checks(ceilingBeyondKey: 1e9, slack: 1 << 40).last?.met == false)
     }
 
     @Test func theMedianIsOneRunsFigures() {
