@@ -282,10 +282,7 @@ struct IndexShard: Sendable {
 
     /// The hash of (space, key): its low bits choose the shard, the rest the bucket.
     static func hash(space: UInt16, key: String) -> Int {
-        var hasher = Hasher()
-        hasher.combine(key)
-        hasher.combine(space)
-        return hasher.finalize()
+        Int(truncatingIfNeeded: SipHash13.process.hash(key, extra: space))
     }
 
     private static func home(_ hash: Int) -> Int { hash >> EntryIndex.shardBits }

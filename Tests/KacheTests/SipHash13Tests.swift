@@ -1,0 +1,33 @@
+@testable import Kache
+import Testing
+
+/// The index's key hash is SipHash-1-3: checked against CPython's `hash` of
+/// bytes, which is SipHash-1-3 too (`sys.hash_info.algorithm`), with the
+/// all-zero key that `PYTHONHASHSEED=0` gives it. The expected values come from
+/// `PYTHONHASHSEED=0 python3 -c 'print(hash(b"key-0000001" + b"\x01\x02"))'`
+/// (Python 3.11), one for each length that takes another path through the tail.
+@Suite struct SipHash13Tests {
+    @Test(arguments: [
+        ("", 2_119_833_762_097_967_943),
+        ("a", 7_813_828_981_309_234_506),
+        ("abcdef", 1_996_360_936_666_963_582),
+        ("abcdefg", 8_731_586_236_356_625_343),
+        ("abcdefgh", -8_951_970_812_727_829_033),
+        ("key-0000001", 6_295_764_736_943_663_609),
+        ("abcdefghijklmno", -5_825_095_552_051_259_105),
+        ("abcdefghijklmnop", 7_763_398_035_636_546_182),
+    ] as [(String, Int64)])
+    func matchesCPythonsSipHash13(key: String, expected: Int64) {
+        let zero = SipHash13(k0: 0, k1: 0)
+        #expect(Int64(bitPattern: zero.hash(key, extra: 0x0201)) == expected)
+    }
+
+    @Test func theKeyAndTheExtraBytesEachChangeTheHash() {
+        let zero = SipHash13(k0: 0, k1: 0)
+        #expect(zero.hash("key", extra: 1) != zero.hash("key", extra: 2))
+        #expect(zero.hash("key", extra: 1) != SipHash13(k0: 1, k1: 0).hash("key", extra: 1))
+        #expect(zero.hash("key", extra: 1) != SipHash13(k0: 0, k1: 1).hash("key", extra: 1))
+        // A key hashes as its UTF-8 bytes do.
+        #expect(zero.hash("naïve-key-0000001", extra: 7) == Array("naïve-key-0000001".utf8).withUnsafeBytes { zero.hash($0, extra: 7) })
+    }
+}
