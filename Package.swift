@@ -65,6 +65,8 @@ let package = Package(
         ),
         // syncfs(2), which Swift's Glibc module does not export.
         .target(name: "CKacheSystem"),
+        // The index's key hash, in C so that debug builds run it at Hasher's speed (see the source).
+        .target(name: "CSipHash"),
         // Where an entry's bytes live, below the engine: the record format
         // (LZ4, checksums) and the directory's pieces. It knows no Pools,
         // Queues, expiry policy or public API; a key-space kind is a byte to it.
@@ -82,6 +84,7 @@ let package = Package(
             dependencies: [
                 "KacheStorage",
                 "CKacheSystem",
+                "CSipHash",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -22,12 +22,37 @@ import Testing
         #expect(Int64(bitPattern: zero.hash(key, extra: 0x0201)) == expected)
     }
 
+    @Test func bytesAreASCIIOnlyWhenEveryOneIsBelow128() {
+        let zero = SipHash13(k0: 0, k1: 0)
+        for length in 0 ..< 20 {
+            let plain = [UInt8](repeating: 0x7F, count: length)
+            #expect(plain.withUnsafeBytes { zero.hash($0, extra: 0).isASCII })
+            for position in 0 ..< length {
+                var high = plain
+                high[position] = 0x80
+                #expect(!high.withUnsafeBytes { zero.hash($0, extra: 0).isASCII }, "a byte of 0x80 at \(position) of \(length)")
+            }
+        }
+    }
+
     @Test func theKeyAndTheExtraBytesEachChangeTheHash() {
         let zero = SipHash13(k0: 0, k1: 0)
         #expect(zero.hash("key", extra: 1) != zero.hash("key", extra: 2))
         #expect(zero.hash("key", extra: 1) != SipHash13(k0: 1, k1: 0).hash("key", extra: 1))
         #expect(zero.hash("key", extra: 1) != SipHash13(k0: 0, k1: 1).hash("key", extra: 1))
-        // A key hashes as its UTF-8 bytes do.
-        #expect(zero.hash("naïve-key-0000001", extra: 7) == Array("naïve-key-0000001".utf8).withUnsafeBytes { zero.hash($0, extra: 7) })
+        // A key in composed form hashes as its UTF-8 bytes do.
+        #expect(zero.hash("naïve-key-0000001", extra: 7) == Array("naïve-key-0000001".utf8).withUnsafeBytes { zero.hash($0, extra: 7).hash })
+    }
+
+    /// Swift's `==` holds canonically equivalent strings equal, so they must hash alike.
+    @Test(arguments: [
+        ("\u{E9}t\u{E9}", "e\u{301}te\u{301}"),
+        ("K", "\u{212A}"),
+        ("a;b", "a\u{37E}b"),
+        ("\u{1E69}", "s\u{323}\u{307}"),
+    ])
+    func canonicallyEquivalentKeysHashAlike(composed: String, other: String) {
+        #expect(composed == other)
+        #expect(SipHash13.process.hash(composed, extra: 3) == SipHash13.process.hash(other, extra: 3))
     }
 }
