@@ -51,6 +51,10 @@ public final class CachingClient: Sendable {
         public var response: HTTPURLResponse
         /// Where it came from.
         public var source: Source
+        /// Whether the caller's own `If-None-Match` or `If-Modified-Since` went
+        /// to the server with the request, which answered them: the cache then
+        /// leaves them alone.
+        var preconditionsForwarded = false
     }
 
     /// The cache responses are stored in.
@@ -145,18 +149,34 @@ public final class CachingClient: Sendable {
 
     /// Loads `request` as ``data(for:)`` does, and says where the response came from.
     ///
+    /// A request with its own `If-None-Match` or `If-Modified-Since` gets a
+    /// `304 Not Modified` without a body when the answer the cache chose matches
+    /// them (RFC 9111 section 4.3.2); with nothing stored for it, they go to the
+    /// server, whose answer is passed on.
+    ///
     /// ```swift
     /// let answer = try await client.response(for: URLRequest(url: url))
     /// if answer.source == .staleOnError { showOfflineBanner() }
     /// ```
     public func response(for request: URLRequest) async throws -> Response {
+        let preconditions = ClientPreconditions(request)
+        let answer = try await answer(to: request, preconditions: preconditions)
+        return finished(answer, preconditions: preconditions, request: request)
+    }
+
+    /// The answer to `request` before the caller's own preconditions are evaluated.
+    private func answer(to request: URLRequest, preconditions: ClientPreconditions) async throws -> Response {
         let method = (request.httpMethod ?? "GET").uppercased()
         let requestDirectives = CacheControl(request: request)
-        if method == "HEAD", let answer = await headFromStoredGET(request, directives: requestDirectives) {
+        // The cache looks up, coalesces and revalidates without the caller's
+        // conditional fields; they are evaluated against the answer at the end.
+        let unconditional = preconditions.removed(from: request)
+        if method == "HEAD", !preconditions.areForTheServer,
+           let answer = await headFromStoredGET(unconditional, directives: requestDirectives) {
             return answer
         }
         guard method == "GET", let url = request.url, policy.shouldCache(url),
-              !CachingClient.isConditional(request), !requestDirectives.noStore,
+              !preconditions.areForTheServer, !requestDirectives.noStore,
               let primary = CacheKey(method: "GET", url: url)
         else {
             return try await passThrough(request, method: method)
@@ -167,9 +187,9 @@ public final class CachingClient: Sendable {
             guard let single = ByteRange(field) else { return try await passThrough(request, method: method) }
             range = single
         }
-        let value = fieldValues(of: request)
-        let exchange = Exchange(
-            request: request, primary: primary, value: value, directives: requestDirectives, range: range,
+        let value = fieldValues(of: unconditional)
+        var exchange = Exchange(
+            request: unconditional, primary: primary, value: value, directives: requestDirectives, range: range,
             authorized: value("Authorization") != nil
         )
         let found = shareable(await store.lookup(primary, value: exchange.value), with: exchange)
@@ -203,7 +223,26 @@ public final class CachingClient: Sendable {
             let timeout = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": "0"])!
             return Response(data: Data(), response: timeout, source: .cache)
         }
+        if found.response == nil, !preconditions.isEmpty {
+            // Nothing stored to evaluate the caller's conditions against: RFC 9111
+            // section 4.3.2 leaves them to the server, and its 304 is passed on.
+            exchange.request = request
+            var answer = try await coalescedFetch(exchange, found: found)
+            answer.preconditionsForwarded = true
+            return answer
+        }
         return try await coalescedFetch(exchange, found: found)
+    }
+
+    /// `answer` as the caller gets it: a `304 Not Modified` instead when it is a
+    /// `2xx` the caller's own `If-None-Match` or `If-Modified-Since` says it has.
+    private func finished(_ answer: Response, preconditions: ClientPreconditions, request: URLRequest) -> Response {
+        var answer = answer
+        if !answer.preconditionsForwarded, !preconditions.isEmpty, let url = request.url, preconditions.selectNotModified(answer.response) {
+            answer.response = ClientPreconditions.notModified(insteadOf: answer.response, url: url)
+            answer.data = Data()
+        }
+        return answer
     }
 
     /// Removes the stored response (every variant of it, and any stored parts) for a GET of `url`.
@@ -279,7 +318,7 @@ public final class CachingClient: Sendable {
     /// A HEAD request answered from the stored GET response of its URL, when
     /// that one may be used: its status and header fields, without the body.
     private func headFromStoredGET(_ request: URLRequest, directives: CacheControl) async -> Response? {
-        guard let url = request.url, policy.shouldCache(url), !CachingClient.isConditional(request), !directives.noStore,
+        guard let url = request.url, policy.shouldCache(url), !directives.noStore,
               request.value(forHTTPHeaderField: "Range") == nil, let primary = CacheKey(method: "GET", url: url),
               let stored = await store.lookup(primary, value: fieldValues(of: request)).response,
               fieldValues(of: request)("Authorization") == nil || policy.mayShareAuthorizedResponse(stored.headers)
@@ -443,7 +482,7 @@ public final class CachingClient: Sendable {
             }
             if method == "POST" { await keepPOSTResponse(data, response, request: request, requestTime: requestTime, responseTime: responseTime) }
         }
-        return Response(data: data, response: response, source: .network)
+        return Response(data: data, response: response, source: .network, preconditionsForwarded: true)
     }
 
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
@@ -554,23 +593,14 @@ public final class CachingClient: Sendable {
 
     // MARK: - Helpers
 
-    /// Whether the caller sent conditional fields of its own: it then expects
-    /// to see the server's `304` itself, so the cache stays out.
-    private static func isConditional(_ request: URLRequest) -> Bool {
-        ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
-            .contains { request.value(forHTTPHeaderField: $0) != nil }
-    }
-
     /// Whether a `304` applies to the stored response (RFC 9111 section 4.3.4):
     /// when it carries an entity tag, that tag must match the stored one (weak comparison).
     private static func selects(_ notModified: HeaderFields, _ stored: CachedResponse) -> Bool {
         guard let tag = notModified["ETag"] else { return true }
         guard let storedTag = stored.headers["ETag"] else { return false }
-        func opaque(_ tag: String) -> Substring {
-            let trimmed = Substring(tag.trimmingHTTPWhitespace)
-            return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
-        }
-        return opaque(tag) == opaque(storedTag)
+        if let new = EntityTag(tag), let old = EntityTag(storedTag) { return new.weaklyMatches(old) }
+        // A tag outside the grammar (unquoted, as some servers send it) is compared as text.
+        return tag.trimmingHTTPWhitespace == storedTag.trimmingHTTPWhitespace
     }
 
     /// The request's field values as the server will see them for `Vary`: the
