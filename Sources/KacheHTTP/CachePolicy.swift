@@ -111,6 +111,15 @@ public struct CachePolicy: Sendable {
     /// How long a stale response with an `ETag` or `Last-Modified` is kept so that
     /// it can be revalidated with a conditional request (default 7 days).
     public var revalidationWindow: Duration
+    /// The name this cache gives itself in a `Cache-Status` field (RFC 9211) on
+    /// every response it returns, after the members of caches nearer the server;
+    /// nil (the default) sends none. A name that is an RFC 8941 token goes out as
+    /// one (`kache;hit;ttl=42`), another as a string (`"edge 1";fwd=stale`).
+    ///
+    /// ```swift
+    /// policy.cacheStatusName = "kache"
+    /// ```
+    public var cacheStatusName: String?
 
     /// The heuristically cacheable status codes of RFC 9110 section 15.1.
     public static let defaultHeuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -126,7 +135,8 @@ public struct CachePolicy: Sendable {
         heuristicallyCacheableStatusCodes: Set<Int> = CachePolicy.defaultHeuristicallyCacheableStatusCodes,
         heuristicFreshness: HeuristicFreshness = .browserDefault,
         staleIfError: StaleIfError = .asResponseAllows,
-        revalidationWindow: Duration = .seconds(7 * 86_400)
+        revalidationWindow: Duration = .seconds(7 * 86_400),
+        cacheStatusName: String? = nil
     ) {
         self.role = role
         self.targetedCacheControlFields = targetedCacheControlFields
@@ -138,6 +148,7 @@ public struct CachePolicy: Sendable {
         self.heuristicFreshness = heuristicFreshness
         self.staleIfError = staleIfError
         self.revalidationWindow = revalidationWindow
+        self.cacheStatusName = cacheStatusName
     }
 
     // MARK: - The directives this cache obeys

@@ -65,6 +65,13 @@ struct HeaderFields: Sendable, Equatable {
         return result
     }
 
+    /// A list field's value with `member` appended after the members of `list`
+    /// (a comma joins them, as it joins two lines of one list field).
+    static func appending(_ member: String, to list: String?) -> String {
+        guard let list = list?.trimmingHTTPWhitespace, !list.isEmpty else { return member }
+        return list + ", " + member
+    }
+
     /// The fields as Foundation takes them.
     var dictionary: [String: String] {
         Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
