@@ -263,12 +263,17 @@ public final class CachingClient: Sendable {
             answer.response = ClientPreconditions.notModified(insteadOf: answer.response, url: url)
             answer.data = Data()
         }
-        // RFC 9211 section 2 and RFC 9110 section 7.6.3: added to what came from the
-        // server or the store, not to an answer the cache made up (no cacheStatus).
+        // RFC 9211 section 2: added to what came from the server or the store, not
+        // to an answer the cache made up (no cacheStatus); Via likewise marks a
+        // message that passed through.
         guard let status = answer.cacheStatus, let url = request.url else { return answer }
         if let name = policy.cacheStatusName,
            let value = status.appended(to: answer.response.value(forHTTPHeaderField: "Cache-Status"), cacheName: name) {
             answer.response = answer.response.settingField("Cache-Status", to: value, url: url)
+        }
+        if let member = policy.viaMember {
+            let value = HeaderFields.appending(member, to: answer.response.value(forHTTPHeaderField: "Via"))
+            answer.response = answer.response.settingField("Via", to: value, url: url)
         }
         return answer
     }
@@ -486,7 +491,7 @@ public final class CachingClient: Sendable {
         let data: Data
         let response: HTTPURLResponse
         do {
-            (data, response) = try await transport.send(request)
+            (data, response) = try await transport.send(forwarded(request))
         } catch where HTTPTransportError.isNetworkFailure(error) {
             let now = cache.configuration.clock.now()
             if let fallback, fallback.canServeStale(at: now, policy: policy) {
@@ -511,7 +516,7 @@ public final class CachingClient: Sendable {
     private func passThrough(_ request: URLRequest, method: String) async throws -> Response {
         count { $0.bypassed += 1 }
         let requestTime = cache.configuration.clock.now()
-        let (data, response) = try await transport.send(request)
+        let (data, response) = try await transport.send(forwarded(request))
         let responseTime = cache.configuration.clock.now()
         if !CachingClient.safeMethods.contains(method), (200 ..< 400).contains(response.statusCode), let url = request.url {
             await removeCachedResponse(for: url)
@@ -534,6 +539,16 @@ public final class CachingClient: Sendable {
     }
 
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+
+    /// `request` as it goes upstream: with this cache's member appended to its
+    /// `Via` when a shared cache has a pseudonym (RFC 9110 section 7.6.3: a
+    /// gateway must send `Via` in each request it forwards).
+    private func forwarded(_ request: URLRequest) -> URLRequest {
+        guard let member = policy.viaMember else { return request }
+        var request = request
+        request.setValue(HeaderFields.appending(member, to: request.value(forHTTPHeaderField: "Via")), forHTTPHeaderField: "Via")
+        return request
+    }
 
     // MARK: - Storing
 

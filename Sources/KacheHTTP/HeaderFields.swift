@@ -81,3 +81,13 @@ struct HeaderFields: Sendable, Equatable {
         lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
     }
 }
+
+extension StringProtocol {
+    /// Whether the string is an HTTP token (RFC 9110 section 5.6.2): one or more
+    /// ASCII letters, digits or the symbols `!#$%&'*+-.^_|~` and the backtick.
+    var isHTTPToken: Bool {
+        !isEmpty && unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
+        }
+    }
+}
