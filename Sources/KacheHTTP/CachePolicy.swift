@@ -111,6 +111,27 @@ public struct CachePolicy: Sendable {
     /// How long a stale response with an `ETag` or `Last-Modified` is kept so that
     /// it can be revalidated with a conditional request (default 7 days).
     public var revalidationWindow: Duration
+    /// The name this cache gives itself in a `Cache-Status` field (RFC 9211) on
+    /// every response it returns, after the members of caches nearer the server;
+    /// nil (the default) sends none. A name that is an RFC 8941 token goes out as
+    /// one (`kache;hit;ttl=42`), another as a string (`"edge 1";fwd=stale`).
+    ///
+    /// ```swift
+    /// policy.cacheStatusName = "kache"
+    /// ```
+    public var cacheStatusName: String?
+    /// The pseudonym a shared cache names itself by in `Via` (RFC 9110 section
+    /// 7.6.3), such as `"kache"`: `1.1 kache` is appended to the `Via` of every
+    /// request it sends upstream and of every response it returns. Nil (the
+    /// default) adds nothing, and a private cache never adds it. Set it when the
+    /// gateway built on the client does not write `Via` itself; a value that is
+    /// not a token (RFC 9110 section 5.6.2: letters, digits and a few symbols) is not sent.
+    ///
+    /// ```swift
+    /// var policy = CachePolicy.shared
+    /// policy.viaPseudonym = "edge-cache"
+    /// ```
+    public var viaPseudonym: String?
 
     /// The heuristically cacheable status codes of RFC 9110 section 15.1.
     public static let defaultHeuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
@@ -126,7 +147,9 @@ public struct CachePolicy: Sendable {
         heuristicallyCacheableStatusCodes: Set<Int> = CachePolicy.defaultHeuristicallyCacheableStatusCodes,
         heuristicFreshness: HeuristicFreshness = .browserDefault,
         staleIfError: StaleIfError = .asResponseAllows,
-        revalidationWindow: Duration = .seconds(7 * 86_400)
+        revalidationWindow: Duration = .seconds(7 * 86_400),
+        cacheStatusName: String? = nil,
+        viaPseudonym: String? = nil
     ) {
         self.role = role
         self.targetedCacheControlFields = targetedCacheControlFields
@@ -138,6 +161,8 @@ public struct CachePolicy: Sendable {
         self.heuristicFreshness = heuristicFreshness
         self.staleIfError = staleIfError
         self.revalidationWindow = revalidationWindow
+        self.cacheStatusName = cacheStatusName
+        self.viaPseudonym = viaPseudonym
     }
 
     // MARK: - The directives this cache obeys
@@ -174,6 +199,15 @@ public struct CachePolicy: Sendable {
         guard role == .shared else { return true }
         let stated = statedDirectives(headers)
         return stated.isPublic || stated.mustRevalidate || stated.sharedMaxAge != nil
+    }
+
+    /// This cache's `Via` member, `1.1 <pseudonym>`, or nil when it adds none:
+    /// only a shared cache with a ``viaPseudonym`` that is a token adds one.
+    /// Foundation does not say which HTTP version a message arrived in, so the
+    /// member always names 1.1.
+    var viaMember: String? {
+        guard role == .shared, let viaPseudonym, viaPseudonym.isHTTPToken else { return nil }
+        return "1.1 " + viaPseudonym
     }
 
     /// Seconds after going stale during which a response with these directives

@@ -51,6 +51,13 @@ public final class CachingClient: Sendable {
         public var response: HTTPURLResponse
         /// Where it came from.
         public var source: Source
+        /// Whether the caller's own `If-None-Match` or `If-Modified-Since` went
+        /// to the server with the request, which answered them: the cache then
+        /// leaves them alone.
+        var preconditionsForwarded = false
+        /// How the cache handled the request, for `Cache-Status`; nil for an
+        /// answer the cache made up (the `504` of `only-if-cached`).
+        var cacheStatus: CacheStatus?
     }
 
     /// The cache responses are stored in.
@@ -145,18 +152,34 @@ public final class CachingClient: Sendable {
 
     /// Loads `request` as ``data(for:)`` does, and says where the response came from.
     ///
+    /// A request with its own `If-None-Match` or `If-Modified-Since` gets a
+    /// `304 Not Modified` without a body when the answer the cache chose matches
+    /// them (RFC 9111 section 4.3.2); with nothing stored for it, they go to the
+    /// server, whose answer is passed on.
+    ///
     /// ```swift
     /// let answer = try await client.response(for: URLRequest(url: url))
     /// if answer.source == .staleOnError { showOfflineBanner() }
     /// ```
     public func response(for request: URLRequest) async throws -> Response {
+        let preconditions = ClientPreconditions(request)
+        let answer = try await answer(to: request, preconditions: preconditions)
+        return finished(answer, preconditions: preconditions, request: request)
+    }
+
+    /// The answer to `request` before the caller's own preconditions are evaluated.
+    private func answer(to request: URLRequest, preconditions: ClientPreconditions) async throws -> Response {
         let method = (request.httpMethod ?? "GET").uppercased()
         let requestDirectives = CacheControl(request: request)
-        if method == "HEAD", let answer = await headFromStoredGET(request, directives: requestDirectives) {
+        // The cache looks up, coalesces and revalidates without the caller's
+        // conditional fields; they are evaluated against the answer at the end.
+        let unconditional = preconditions.removed(from: request)
+        if method == "HEAD", !preconditions.areForTheServer,
+           let answer = await headFromStoredGET(unconditional, directives: requestDirectives) {
             return answer
         }
         guard method == "GET", let url = request.url, policy.shouldCache(url),
-              !CachingClient.isConditional(request), !requestDirectives.noStore,
+              !preconditions.areForTheServer, !requestDirectives.noStore,
               let primary = CacheKey(method: "GET", url: url)
         else {
             return try await passThrough(request, method: method)
@@ -167,43 +190,92 @@ public final class CachingClient: Sendable {
             guard let single = ByteRange(field) else { return try await passThrough(request, method: method) }
             range = single
         }
-        let value = fieldValues(of: request)
-        let exchange = Exchange(
-            request: request, primary: primary, value: value, directives: requestDirectives, range: range,
+        let value = fieldValues(of: unconditional)
+        var exchange = Exchange(
+            request: unconditional, primary: primary, value: value, directives: requestDirectives, range: range,
             authorized: value("Authorization") != nil
         )
-        let found = shareable(await store.lookup(primary, value: exchange.value), with: exchange)
+        let lookup = await store.lookup(primary, value: exchange.value)
+        let found = shareable(lookup, with: exchange)
         let now = cache.configuration.clock.now()
 
         if let stored = found.response, isUsable(stored, for: exchange, at: now) {
             if let range {
                 if let part = stored.partialResponse(for: range, at: now) {
                     count { $0.freshHits += 1; $0.bytesSaved += UInt64(part.data.count) }
-                    return Response(data: part.data, response: part.response, source: .cache)
+                    return Response(data: part.data, response: part.response, source: .cache, cacheStatus: .hit(stored, at: now))
                 }
             } else {
                 count { $0.freshHits += 1; $0.bytesSaved += UInt64(stored.body.count) }
-                return Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache)
+                return Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache, cacheStatus: .hit(stored, at: now))
             }
         }
-        if let range, let parts = shareable(await store.lookup(primary.partsKey, value: { _ in nil }), with: exchange).response,
-           isUsable(parts, for: exchange, at: now),
-           let part = parts.partialResponse(for: range, at: now) {
+        let parts = range == nil ? nil : shareable(await store.lookup(primary.partsKey, value: { _ in nil }), with: exchange).response
+        if let range, let parts, isUsable(parts, for: exchange, at: now), let part = parts.partialResponse(for: range, at: now) {
             count { $0.freshHits += 1; $0.bytesSaved += UInt64(part.data.count) }
-            return Response(data: part.data, response: part.response, source: .cache)
+            return Response(data: part.data, response: part.response, source: .cache, cacheStatus: .hit(parts, at: now))
         }
         if range == nil, let stored = found.response, stored.canServeWhileRevalidating(at: now, policy: policy),
            !requestDirectives.noCache, requestDirectives.maxAge == nil, requestDirectives.minFresh == nil {
             revalidateInBackground(exchange, found: found)
             count { $0.staleWhileRevalidating += 1; $0.bytesSaved += UInt64(stored.body.count) }
-            return Response(data: stored.body, response: stored.httpResponse(at: now), source: .staleWhileRevalidating)
+            return Response(
+                data: stored.body, response: stored.httpResponse(at: now), source: .staleWhileRevalidating, cacheStatus: .hit(stored, at: now)
+            )
         }
         if requestDirectives.onlyIfCached {
             // RFC 9111 section 5.2.1.7: nothing usable is stored, and the network is off limits.
             let timeout = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": "0"])!
             return Response(data: Data(), response: timeout, source: .cache)
         }
-        return try await coalescedFetch(exchange, found: found)
+        let reason = forwardReason(found: found, hidden: lookup.response != nil && found.response == nil, parts: parts, exchange: exchange, at: now)
+        if found.response == nil, !preconditions.isEmpty {
+            // Nothing stored to evaluate the caller's conditions against: RFC 9111
+            // section 4.3.2 leaves them to the server, and its 304 is passed on.
+            exchange.request = request
+            var answer = try await coalescedFetch(exchange, found: found, reason: reason)
+            answer.preconditionsForwarded = true
+            return answer
+        }
+        return try await coalescedFetch(exchange, found: found, reason: reason)
+    }
+
+    /// Why a request that found nothing it may use goes to the server, for `Cache-Status`.
+    private func forwardReason(
+        found: ResponseStore.Lookup, hidden: Bool, parts: CachedResponse?, exchange: Exchange, at now: Date
+    ) -> CacheStatus.Forward {
+        guard let stored = found.response else {
+            // A stored response a shared cache may not give to this request (Authorization).
+            if hidden { return .request }
+            if parts != nil { return .partial }
+            return found.key == exchange.primary ? .uriMiss : .varyMiss
+        }
+        if !stored.isFresh(at: now, policy: policy) { return .stale }
+        // Fresh, yet not used: the request's directives refused it, or it can't give the range.
+        return exchange.range == nil ? .request : .miss
+    }
+
+    /// `answer` as the caller gets it: a `304 Not Modified` instead when it is a
+    /// `2xx` the caller's own `If-None-Match` or `If-Modified-Since` says it has.
+    private func finished(_ answer: Response, preconditions: ClientPreconditions, request: URLRequest) -> Response {
+        var answer = answer
+        if !answer.preconditionsForwarded, !preconditions.isEmpty, let url = request.url, preconditions.selectNotModified(answer.response) {
+            answer.response = ClientPreconditions.notModified(insteadOf: answer.response, url: url)
+            answer.data = Data()
+        }
+        // RFC 9211 section 2: added to what came from the server or the store, not
+        // to an answer the cache made up (no cacheStatus); Via likewise marks a
+        // message that passed through.
+        guard let status = answer.cacheStatus, let url = request.url else { return answer }
+        if let name = policy.cacheStatusName,
+           let value = status.appended(to: answer.response.value(forHTTPHeaderField: "Cache-Status"), cacheName: name) {
+            answer.response = answer.response.settingField("Cache-Status", to: value, url: url)
+        }
+        if let member = policy.viaMember {
+            let value = HeaderFields.appending(member, to: answer.response.value(forHTTPHeaderField: "Via"))
+            answer.response = answer.response.settingField("Via", to: value, url: url)
+        }
+        return answer
     }
 
     /// Removes the stored response (every variant of it, and any stored parts) for a GET of `url`.
@@ -279,7 +351,7 @@ public final class CachingClient: Sendable {
     /// A HEAD request answered from the stored GET response of its URL, when
     /// that one may be used: its status and header fields, without the body.
     private func headFromStoredGET(_ request: URLRequest, directives: CacheControl) async -> Response? {
-        guard let url = request.url, policy.shouldCache(url), !CachingClient.isConditional(request), !directives.noStore,
+        guard let url = request.url, policy.shouldCache(url), !directives.noStore,
               request.value(forHTTPHeaderField: "Range") == nil, let primary = CacheKey(method: "GET", url: url),
               let stored = await store.lookup(primary, value: fieldValues(of: request)).response,
               fieldValues(of: request)("Authorization") == nil || policy.mayShareAuthorizedResponse(stored.headers)
@@ -287,7 +359,7 @@ public final class CachingClient: Sendable {
         let now = cache.configuration.clock.now()
         guard isUsable(stored, directives: directives, at: now) else { return nil }
         count { $0.freshHits += 1 }
-        return Response(data: Data(), response: stored.httpResponse(at: now), source: .cache)
+        return Response(data: Data(), response: stored.httpResponse(at: now), source: .cache, cacheStatus: .hit(stored, at: now))
     }
 
     /// Asks the server: conditionally when a stored response can be
@@ -298,17 +370,19 @@ public final class CachingClient: Sendable {
     /// The fetch runs in a task of its own, so a caller's cancellation does
     /// not cancel it for the others; the caller that started it removes it
     /// once it is done (it alone knows the task went into the table).
-    private func coalescedFetch(_ exchange: Exchange, found: ResponseStore.Lookup) async throws -> Response {
+    private func coalescedFetch(_ exchange: Exchange, found: ResponseStore.Lookup, reason: CacheStatus.Forward) async throws -> Response {
         let key = Self.coalescingKey(exchange)
         let (task, started) = fetches.withLock { running -> (Task<Response, any Error>, Bool) in
             if let task = running[key] { return (task, false) }
-            let task = Task { try await self.fetch(exchange, found: found) }
+            let task = Task { try await self.fetch(exchange, found: found, reason: reason) }
             running[key] = task
             return (task, true)
         }
         guard started else {
             count { $0.coalesced += 1 }
-            return try await task.value
+            var answer = try await task.value
+            answer.cacheStatus?.collapsed = true
+            return answer
         }
         defer { fetches.withLock { if $0[key] == task { $0[key] = nil } } }
         return try await task.value
@@ -323,8 +397,9 @@ public final class CachingClient: Sendable {
         return key
     }
 
-    private func fetch(_ exchange: Exchange, found: ResponseStore.Lookup) async throws -> Response {
+    private func fetch(_ exchange: Exchange, found: ResponseStore.Lookup, reason: CacheStatus.Forward) async throws -> Response {
         let stored = found.response
+        var status = CacheStatus(forward: reason)
         var conditional = exchange.request
         // A range the stored body can't give is asked for as it is; a 304 would not help.
         if let stored, exchange.range.map({ stored.partialResponse(for: $0, at: stored.responseTime) != nil }) ?? true {
@@ -339,39 +414,48 @@ public final class CachingClient: Sendable {
             let notModified = HeaderFields(response)
             if CachingClient.selects(notModified, stored) {
                 let refreshed = stored.refreshed(by: notModified, requestTime: requestTime, responseTime: responseTime, policy: policy)
-                await keep(refreshed, exchange: exchange, found: found, now: responseTime, variant: found.key)
+                status.forwardStatus = 304
+                status.stored = await keep(refreshed, exchange: exchange, found: found, now: responseTime, variant: found.key)
+                status.ttl = CacheStatus.ttl(of: refreshed, at: responseTime)
                 if let range = exchange.range, let part = refreshed.partialResponse(for: range, at: responseTime) {
                     count { $0.revalidations += 1; $0.bytesSaved += UInt64(part.data.count) }
-                    return Response(data: part.data, response: part.response, source: .revalidated)
+                    return Response(data: part.data, response: part.response, source: .revalidated, cacheStatus: status)
                 }
                 count { $0.revalidations += 1; $0.bytesSaved += UInt64(stored.body.count) }
-                return Response(data: refreshed.body, response: refreshed.httpResponse(at: responseTime), source: .revalidated)
+                return Response(data: refreshed.body, response: refreshed.httpResponse(at: responseTime), source: .revalidated, cacheStatus: status)
             }
             // The 304 names another representation than the stored one: ask again, unconditionally.
             answer = try await send(exchange.request, fallback: stored)
         }
         switch answer {
-        case let .stale(response):
+        case let .stale(response, forwardStatus):
             count { $0.staleOnError += 1 }
-            if let range = exchange.range, let stored, let part = stored.partialResponse(for: range, at: cache.configuration.clock.now()) {
-                return Response(data: part.data, response: part.response, source: .staleOnError)
+            let now = cache.configuration.clock.now()
+            status.forwardStatus = forwardStatus
+            status.ttl = stored.map { CacheStatus.ttl(of: $0, at: now) }
+            if let range = exchange.range, let stored, let part = stored.partialResponse(for: range, at: now) {
+                return Response(data: part.data, response: part.response, source: .staleOnError, cacheStatus: status)
             }
+            var response = response
+            response.cacheStatus = status
             return response
         case let .answered(data, response, requestTime, responseTime):
             count { $0.misses += 1 }
             let headers = HeaderFields(response)
             let url = response.url ?? exchange.request.url!
+            status.forwardStatus = response.statusCode
             if exchange.range != nil, response.statusCode == 206 {
-                await keepPart(data, headers: headers, url: url, exchange: exchange, requestTime: requestTime, responseTime: responseTime)
+                status.stored = await keepPart(data, headers: headers, url: url, exchange: exchange, requestTime: requestTime, responseTime: responseTime)
             } else if exchange.range == nil || response.statusCode == 200 {
                 // A 200 to a Range request is the complete representation: the server ignored the range.
                 let record = CachedResponse(
                     key: exchange.primary.full, url: url, status: response.statusCode, headers: headers,
                     body: data, requestTime: requestTime, responseTime: responseTime, policy: policy
                 )
-                await keep(record, exchange: exchange, found: found, now: responseTime)
+                status.stored = await keep(record, exchange: exchange, found: found, now: responseTime)
+                if status.stored { status.ttl = CacheStatus.ttl(of: record, at: responseTime) }
             }
-            return Response(data: data, response: response, source: .network)
+            return Response(data: data, response: response, source: .network, cacheStatus: status)
         }
     }
 
@@ -382,7 +466,7 @@ public final class CachingClient: Sendable {
         revalidations.withLock { running in
             guard running[key] == nil else { return }
             running[key] = Task { [self] in
-                _ = try? await fetch(exchange, found: found)
+                _ = try? await fetch(exchange, found: found, reason: .stale)
                 _ = revalidations.withLock { $0.removeValue(forKey: key) }
             }
         }
@@ -393,7 +477,8 @@ public final class CachingClient: Sendable {
     /// What the network gave: a response, or a stale stored one standing in for an error.
     private enum Answer {
         case answered(Data, HTTPURLResponse, requestTime: Date, responseTime: Date)
-        case stale(Response)
+        /// `forwardStatus`: the server's error status, nil when it could not be reached.
+        case stale(Response, forwardStatus: Int?)
     }
 
     /// The status codes RFC 5861 counts as errors for `stale-if-error`.
@@ -406,17 +491,20 @@ public final class CachingClient: Sendable {
         let data: Data
         let response: HTTPURLResponse
         do {
-            (data, response) = try await transport.send(request)
+            (data, response) = try await transport.send(forwarded(request))
         } catch where HTTPTransportError.isNetworkFailure(error) {
             let now = cache.configuration.clock.now()
             if let fallback, fallback.canServeStale(at: now, policy: policy) {
-                return .stale(Response(data: fallback.body, response: fallback.httpResponse(at: now), source: .staleOnError))
+                return .stale(Response(data: fallback.body, response: fallback.httpResponse(at: now), source: .staleOnError), forwardStatus: nil)
             }
             throw error
         }
         let responseTime = cache.configuration.clock.now()
         if CachingClient.serverErrors.contains(response.statusCode), let fallback, fallback.canServeStale(at: responseTime, policy: policy) {
-            return .stale(Response(data: fallback.body, response: fallback.httpResponse(at: responseTime), source: .staleOnError))
+            return .stale(
+                Response(data: fallback.body, response: fallback.httpResponse(at: responseTime), source: .staleOnError),
+                forwardStatus: response.statusCode
+            )
         }
         return .answered(data, response, requestTime: requestTime, responseTime: responseTime)
     }
@@ -428,7 +516,7 @@ public final class CachingClient: Sendable {
     private func passThrough(_ request: URLRequest, method: String) async throws -> Response {
         count { $0.bypassed += 1 }
         let requestTime = cache.configuration.clock.now()
-        let (data, response) = try await transport.send(request)
+        let (data, response) = try await transport.send(forwarded(request))
         let responseTime = cache.configuration.clock.now()
         if !CachingClient.safeMethods.contains(method), (200 ..< 400).contains(response.statusCode), let url = request.url {
             await removeCachedResponse(for: url)
@@ -443,10 +531,24 @@ public final class CachingClient: Sendable {
             }
             if method == "POST" { await keepPOSTResponse(data, response, request: request, requestTime: requestTime, responseTime: responseTime) }
         }
-        return Response(data: data, response: response, source: .network)
+        let reason: CacheStatus.Forward = method == "GET" || method == "HEAD" ? .bypass : .method
+        return Response(
+            data: data, response: response, source: .network, preconditionsForwarded: true,
+            cacheStatus: CacheStatus(forward: reason, forwardStatus: response.statusCode)
+        )
     }
 
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+
+    /// `request` as it goes upstream: with this cache's member appended to its
+    /// `Via` when a shared cache has a pseudonym (RFC 9110 section 7.6.3: a
+    /// gateway must send `Via` in each request it forwards).
+    private func forwarded(_ request: URLRequest) -> URLRequest {
+        guard let member = policy.viaMember else { return request }
+        var request = request
+        request.setValue(HeaderFields.appending(member, to: request.value(forHTTPHeaderField: "Via")), forHTTPHeaderField: "Via")
+        return request
+    }
 
     // MARK: - Storing
 
@@ -454,7 +556,9 @@ public final class CachingClient: Sendable {
     /// for the request, so that an outdated response is never served again.
     /// A refreshed response passes the `variant` it was found under, so that
     /// one found by its `Content-Language` is refreshed where it lives.
-    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date, variant: CacheKey? = nil) async {
+    /// - Returns: whether it was stored.
+    @discardableResult
+    private func keep(_ record: CachedResponse, exchange: Exchange, found: ResponseStore.Lookup, now: Date, variant: CacheKey? = nil) async -> Bool {
         guard CachedResponse.isStorable(
                   status: record.status, headers: record.headers, request: exchange.directives, authorized: exchange.authorized, policy: policy
               ),
@@ -462,13 +566,14 @@ public final class CachingClient: Sendable {
               let fields = CacheKey.varyingFields(record.headers["Vary"])
         else {
             if found.response != nil { await store.remove(found.key) }
-            return
+            return false
         }
         do {
             if try await store.save(
                 record, primary: exchange.primary, varyingFields: fields, value: exchange.value, variant: variant, now: now, policy: policy
             ) {
                 count { $0.stores += 1 }
+                return true
             } else if found.response != nil {
                 await store.remove(found.key)
             }
@@ -476,20 +581,23 @@ public final class CachingClient: Sendable {
             count { $0.storeFailures += 1 }
             if found.response != nil { await store.remove(found.key) }
         }
+        return false
     }
 
     /// Keeps a `206` part: combined with the stored parts when they are of the
     /// same representation (else replacing them), and once the parts join into
     /// the whole representation, stored as a complete `200` instead (RFC 9111
     /// sections 3.3 and 3.4). A part with `Vary` is not kept.
-    private func keepPart(_ data: Data, headers: HeaderFields, url: URL, exchange: Exchange, requestTime: Date, responseTime: Date) async {
+    /// - Returns: whether it was stored (as a part, or as the complete response).
+    @discardableResult
+    private func keepPart(_ data: Data, headers: HeaderFields, url: URL, exchange: Exchange, requestTime: Date, responseTime: Date) async -> Bool {
         let partsKey = exchange.primary.partsKey
         guard let field = headers["Content-Range"], let contentRange = ContentRange(field), let length = contentRange.completeLength,
               contentRange.range.count == data.count, headers["Vary"] == nil,
               CachedResponse.isStorablePart(
                   headers: headers, contentRange: contentRange, request: exchange.directives, authorized: exchange.authorized, policy: policy
               )
-        else { return }
+        else { return false }
         let stored = await store.lookup(partsKey, value: { _ in nil }).response
         var parts = RangeParts(completeLength: length, offset: contentRange.range.lowerBound, bytes: data)
         if let stored, let storedParts = stored.parts, CachedResponse.partsCombine(stored, with: headers, completeLength: length) {
@@ -507,20 +615,21 @@ public final class CachingClient: Sendable {
             )
             var whole = exchange
             whole.range = nil
-            await keep(record, exchange: whole, found: await store.lookup(exchange.primary, value: exchange.value), now: responseTime)
+            let kept = await keep(record, exchange: whole, found: await store.lookup(exchange.primary, value: exchange.value), now: responseTime)
             await store.remove(partsKey)
-            return
+            return kept
         }
         guard let record = CachedResponse(
             key: partsKey.full, url: url, status: 206, headers: partHeaders, body: Data(),
             requestTime: requestTime, responseTime: responseTime, policy: policy, parts: parts
         ).storedForm(policy: policy) else {
             await store.remove(partsKey)
-            return
+            return false
         }
         do {
             if try await store.save(record, primary: partsKey, varyingFields: [], value: { _ in nil }, now: responseTime, policy: policy) {
                 count { $0.stores += 1 }
+                return true
             } else {
                 await store.remove(partsKey)
             }
@@ -528,6 +637,7 @@ public final class CachingClient: Sendable {
             count { $0.storeFailures += 1 }
             await store.remove(partsKey)
         }
+        return false
     }
 
     /// Stores a POST response for later GETs of the same URL when it says it
@@ -554,23 +664,14 @@ public final class CachingClient: Sendable {
 
     // MARK: - Helpers
 
-    /// Whether the caller sent conditional fields of its own: it then expects
-    /// to see the server's `304` itself, so the cache stays out.
-    private static func isConditional(_ request: URLRequest) -> Bool {
-        ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
-            .contains { request.value(forHTTPHeaderField: $0) != nil }
-    }
-
     /// Whether a `304` applies to the stored response (RFC 9111 section 4.3.4):
     /// when it carries an entity tag, that tag must match the stored one (weak comparison).
     private static func selects(_ notModified: HeaderFields, _ stored: CachedResponse) -> Bool {
         guard let tag = notModified["ETag"] else { return true }
         guard let storedTag = stored.headers["ETag"] else { return false }
-        func opaque(_ tag: String) -> Substring {
-            let trimmed = Substring(tag.trimmingHTTPWhitespace)
-            return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
-        }
-        return opaque(tag) == opaque(storedTag)
+        if let new = EntityTag(tag), let old = EntityTag(storedTag) { return new.weaklyMatches(old) }
+        // A tag outside the grammar (unquoted, as some servers send it) is compared as text.
+        return tag.trimmingHTTPWhitespace == storedTag.trimmingHTTPWhitespace
     }
 
     /// The request's field values as the server will see them for `Vary`: the

@@ -65,6 +65,13 @@ struct HeaderFields: Sendable, Equatable {
         return result
     }
 
+    /// A list field's value with `member` appended after the members of `list`
+    /// (a comma joins them, as it joins two lines of one list field).
+    static func appending(_ member: String, to list: String?) -> String {
+        guard let list = list?.trimmingHTTPWhitespace, !list.isEmpty else { return member }
+        return list + ", " + member
+    }
+
     /// The fields as Foundation takes them.
     var dictionary: [String: String] {
         Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
@@ -72,5 +79,15 @@ struct HeaderFields: Sendable, Equatable {
 
     static func == (lhs: HeaderFields, rhs: HeaderFields) -> Bool {
         lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+}
+
+extension StringProtocol {
+    /// Whether the string is an HTTP token (RFC 9110 section 5.6.2): one or more
+    /// ASCII letters, digits or the symbols `!#$%&'*+-.^_|~` and the backtick.
+    var isHTTPToken: Bool {
+        !isEmpty && unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
+        }
     }
 }

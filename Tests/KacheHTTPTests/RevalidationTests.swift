@@ -104,16 +104,4 @@ import Testing
         #expect(forced.source == .revalidated)
         #expect(try await f.server.requestCount("/r/forced") == 2)
     }
-
-    @Test(arguments: Transport.allCases) func aCallersOwnConditionalRequestReachesTheServerAndSeesThe304(over transport: Transport) async throws {
-        let f = try HTTPFixture(transport: transport)
-        defer { f.stop() }
-        let path = "/r/own-etag?cc=max-age%3D60&etag=auto"
-        _ = try await f.get(path)
-        let own = try await f.get(path, fields: ["If-None-Match": "\"v1\""])
-        #expect(own.response.statusCode == 304)
-        #expect(try await f.server.requestCount("/r/own-etag") == 2)
-        #expect(f.client.statistics.bypassed == 1)
-        #expect(try await f.get(path).source == .cache)  // the stored 200 is untouched
-    }
 }

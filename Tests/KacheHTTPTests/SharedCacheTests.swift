@@ -175,4 +175,43 @@ import FoundationNetworking
         #expect(try await secondSource(path, policy: Self.cdn, advance: 10) == .network)
         #expect(try await secondSource(path, policy: Self.cdn, advance: 1) == .cache)
     }
+
+    // MARK: - Via (RFC 9110 section 7.6.3)
+
+    static func via(_ role: CachePolicy.Role, _ pseudonym: String? = "kache") -> CachePolicy {
+        var policy = CachePolicy(role: role)
+        policy.viaPseudonym = pseudonym
+        return policy
+    }
+
+    @Test(arguments: Transport.allCases)
+    func viaIsAddedToRequestsAndResponsesOnlyByANamedSharedCache(over transport: Transport) async throws {
+        let path = "/r/via?" + cc("max-age=60")
+        let f = try HTTPFixture(policy: Self.via(.shared), transport: transport)
+        defer { f.stop() }
+        let miss = try await f.get(path)
+        #expect(miss.response.value(forHTTPHeaderField: "Via") == "1.1 kache")
+        #expect(try await f.server.stats("/r/via").last["via"] == "1.1 kache")
+        let hit = try await f.get(path)
+        #expect(hit.source == .cache)
+        #expect(hit.response.value(forHTTPHeaderField: "Via") == "1.1 kache")
+
+        for policy in [Self.via(.private), Self.via(.shared, nil), Self.via(.shared, "two words")] {
+            let other = try HTTPFixture(policy: policy, transport: transport)
+            defer { other.stop() }
+            #expect(try await other.get(path).response.value(forHTTPHeaderField: "Via") == nil)
+            #expect(try await other.server.stats("/r/via").last["via"] == nil)
+        }
+    }
+
+    @Test func viaIsAppendedToTheViaOfTheRequestAndOfTheResponse() async throws {
+        let path = "/r/via-chain?" + cc("max-age=60") + "&" + header("Via", "1.1 origin-balancer")
+        let f = try HTTPFixture(policy: Self.via(.shared))
+        defer { f.stop() }
+        let answer = try await f.get(path, fields: ["Via": "1.0 downstream"])
+        #expect(answer.response.value(forHTTPHeaderField: "Via") == "1.1 origin-balancer, 1.1 kache")
+        #expect(try await f.server.stats("/r/via-chain").last["via"] == "1.0 downstream, 1.1 kache")
+        // The stored response keeps the server's Via alone: this cache's is added on the way out.
+        #expect(try await f.get(path).response.value(forHTTPHeaderField: "Via") == "1.1 origin-balancer, 1.1 kache")
+    }
 }
