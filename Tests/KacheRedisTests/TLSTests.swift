@@ -42,6 +42,26 @@ extension LiveClusterTests {
             }
         }
 
+        /// The convenience initializer from seeds takes the credentials and
+        /// TLS the cluster client's configuration takes: the cache it opens
+        /// reaches a TLS cluster with a password, writes, reads and tracks.
+        @Test(.timeLimit(.minutes(2))) func aCacheOpenedFromSeedsUsesItsCredentialsAndTLS() async throws {
+            let certificates = try await TestCertificates.make()
+            try await LiveCluster.with(password: password, certificates: certificates) { cluster in
+                let cache = try await TieredCache(
+                    local: try Kache(inMemory: Kache.Configuration()), seeds: cluster.seeds.map(\.description),
+                    credentials: RedisCredentials(password: password), tls: certificates.configuration
+                )
+                #expect(cache.isTrackingInvalidations, "the listener's connections authenticated over TLS")
+                try await cache.set(Data("v".utf8), forKey: "k", ttl: .seconds(60))
+                await cache.local.removeValue(forKey: "k")
+                #expect(await cache.data(forKey: "k") == Data("v".utf8))
+                #expect(cache.statistics.writeErrors == 0 && cache.statistics.readErrors == 0)
+                #expect(cache.client.configuration.credentials?.password == password)
+                await cache.close()
+            }
+        }
+
         /// A client that trusts another CA refuses every node, with its own
         /// error, at once; the local tier keeps answering.
         @Test(.timeLimit(.minutes(1))) func aCertificateFromAnUnknownCAIsRefusedAsUntrusted() async throws {

@@ -162,30 +162,37 @@ public final class RedisClusterClient: Sendable {
     public func pipeline(_ commands: [RedisCommand], policy: RetryPolicy? = nil) async -> [Result<RESPValue, RedisClientError>] {
         var results = [Result<RESPValue, RedisClientError>?](repeating: nil, count: commands.count)
         var groups: [NodeAddress: [Int]] = [:]
-        for (index, command) in commands.enumerated() {
+        // The masters of the slots the map knows, read under one lock for the whole list.
+        let slots = commands.map(\.slot)
+        let known: [NodeAddress?] = state.withLock { state in
+            slots.map { slot in slot.flatMap { state.isShutDown ? nil : state.map.master(for: $0) } }
+        }
+        for index in commands.indices {
             do throws(RedisClientError) {
-                groups[try await node(for: command.slot), default: []].append(index)
+                var master = known[index]
+                if master == nil { master = try await node(for: slots[index]) }
+                groups[master!, default: []].append(index)
             } catch {
                 results[index] = .failure(error)
             }
         }
         // Every node's batch is written before any reply is awaited, so the
         // nodes work on them at once; no child task is needed for that.
-        var inFlight: [(indices: [Int], node: NodeAddress, replies: Result<EventLoopFuture<[RESPValue]>, RedisClientError>)] = []
+        var inFlight: [(indices: [Int], replies: Result<PendingReplies, RedisClientError>)] = []
         for (node, indices) in groups {
             do throws(RedisClientError) {
                 let connection = try await pool(for: node).connection()
-                inFlight.append((indices, node, .success(connection.enqueue(batch: indices.map { commands[$0].arguments }))))
+                inFlight.append((indices, .success(connection.enqueue(batch: indices.map { commands[$0].arguments }))))
             } catch {
-                inFlight.append((indices, node, .failure(error)))
+                inFlight.append((indices, .failure(error)))
             }
         }
         var batches: [(indices: [Int], replies: Result<[RESPValue], RedisClientError>)] = []
         for batch in inFlight {
             switch batch.replies {
-            case let .success(future):
+            case let .success(pending):
                 do throws(RedisClientError) {
-                    batches.append((batch.indices, .success(try await RedisConnection.replies(future, from: batch.node))))
+                    batches.append((batch.indices, .success(try await pending.value())))
                 } catch {
                     batches.append((batch.indices, .failure(error)))
                 }

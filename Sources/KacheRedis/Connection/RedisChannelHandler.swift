@@ -1,27 +1,31 @@
 import NIOCore
 
-/// The pipeline stage of one connection: writes requests, pairs replies with
-/// them in order (so many requests are in flight at once), hands push
-/// messages to `onPush`, and enforces each request's deadline.
+/// The pipeline stage of one connection: writes what the connection's
+/// ``RequestOutbox`` gathered, pairs replies with requests in order (so many
+/// requests are in flight at once), hands push messages to `onPush`, and
+/// enforces each request's deadline.
 ///
-/// Writes submitted within one event-loop tick share one flush, so
-/// concurrent callers' commands leave in one syscall, as a pipeline would.
+/// The outbox is drained by one event-loop task per burst, so concurrent
+/// callers' commands leave in one write and one flush, as a pipeline would.
+/// Replies complete their requests' receivers directly from `channelRead`.
 /// A framing error, a timeout or the channel closing fails every request in
 /// flight and closes the channel: after any of them replies can't be trusted
 /// to line up with requests.
-final class RedisChannelHandler: ChannelDuplexHandler {
+final class RedisChannelHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
-    typealias OutboundIn = RedisRequest
     typealias OutboundOut = ByteBuffer
 
     private let address: NodeAddress
     private let parser: RESPParser
     private let onPush: @Sendable (RESPValue) -> Void
+    private var context: ChannelHandlerContext?
     private var pending = CircularBuffer<RedisRequest>(initialCapacity: 16)
-    /// Replies gathered so far for the request at the head of `pending`.
+    /// Replies gathered so far for the batch at the head of `pending`.
     private var replies: [RESPValue] = []
     private var cumulation: ByteBuffer?
-    private var flushScheduled = false
+    /// Armed while requests are pending, for the deadline of the head as it
+    /// was when armed; when it fires it checks the head now and re-arms. One
+    /// timer per deadline period, not one per reply.
     private var timer: Scheduled<Void>?
     private var failure: RedisClientError?
     private let timeout: Duration
@@ -33,31 +37,45 @@ final class RedisChannelHandler: ChannelDuplexHandler {
         self.onPush = onPush
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let request = unwrapOutboundIn(data)
-        if let failure {
-            request.promise.fail(failure)
-            promise?.succeed()
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        fail(.connectionClosed(address), context: nil)
+        self.context = nil
+    }
+
+    /// Writes and flushes `bytes`, the commands of `requests` in order, and
+    /// queues the requests for their replies. On the event loop.
+    func write(_ bytes: ByteBuffer, for requests: [RedisRequest]) {
+        guard failure == nil, let context else {
+            let error = failure ?? .connectionClosed(address)
+            for request in requests { request.receiver.fail(error) }
             return
         }
-        pending.append(request)
-        if pending.count == 1 { armTimer(context: context) }
-        context.write(wrapOutboundOut(request.bytes), promise: promise)
-        if !flushScheduled {
-            flushScheduled = true
-            context.eventLoop.assumeIsolated().execute {
-                self.flushScheduled = false
-                context.flush()
-            }
-        }
+        guard !requests.isEmpty else { return }
+        pending.append(contentsOf: requests)
+        armTimer(context: context)
+        context.writeAndFlush(wrapOutboundOut(bytes), promise: nil)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var incoming = unwrapInboundIn(data)
-        if cumulation == nil || cumulation!.readableBytes == 0 {
-            cumulation = incoming
+        if var leftover = cumulation, leftover.readableBytes > 0 {
+            cumulation = nil
+            if leftover.readerIndex > 0 {
+                // Values were read from this buffer, and the bulk strings among
+                // them share its storage: appending would copy all of it, read
+                // bytes included. Copy the unread start of the next value alone.
+                var joined = context.channel.allocator.buffer(capacity: leftover.readableBytes + incoming.readableBytes)
+                joined.writeBuffer(&leftover)
+                leftover = joined
+            }
+            leftover.writeBuffer(&incoming)
+            cumulation = leftover
         } else {
-            cumulation!.writeBuffer(&incoming)
+            cumulation = incoming
         }
         do {
             while let value = try parser.next(from: &cumulation!) {
@@ -67,11 +85,7 @@ final class RedisChannelHandler: ChannelDuplexHandler {
             fail(.protocolError(error), context: context)
             return
         }
-        if cumulation!.readableBytes == 0 {
-            cumulation = nil
-        } else if cumulation!.readerIndex > 64 << 10 {
-            cumulation!.discardReadBytes()
-        }
+        if cumulation?.readableBytes == 0 { cumulation = nil }
     }
 
     private func deliver(_ value: RESPValue, context: ChannelHandlerContext) {
@@ -84,23 +98,33 @@ final class RedisChannelHandler: ChannelDuplexHandler {
             fail(.unexpectedReply(command: "(none pending)", reply: value), context: context)
             return
         }
-        replies.append(value)
-        guard replies.count == head.replyCount else { return }
-        pending.removeFirst()
-        let done = replies
-        replies = []
-        replies.reserveCapacity(1)
-        head.promise.succeed(done)
-        armTimer(context: context)
+        switch head.receiver {
+        case let .one(continuation):
+            pending.removeFirst()
+            continuation.resume(returning: .success(value))
+        case let .many(batch):
+            // The batch's size is known: one allocation for its replies, not one per doubling.
+            if replies.isEmpty { replies.reserveCapacity(head.replyCount) }
+            replies.append(value)
+            guard replies.count == head.replyCount else { return }
+            pending.removeFirst()
+            let done = replies
+            replies = []
+            batch.complete(.success(done))
+        }
     }
 
-    /// Times the request now at the head of the queue, or stops timing when none is.
+    /// Times the request now at the head of the queue, unless a timer runs already.
     private func armTimer(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
-        guard let head = pending.first else { return }
+        guard timer == nil, let head = pending.first else { return }
         timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: head.deadline) { [self] in
-            self.fail(.timeout(self.address, self.timeout), context: context)
+            self.timer = nil
+            guard let head = self.pending.first else { return }
+            if head.deadline <= .now() {
+                self.fail(.timeout(self.address, self.timeout), context: context)
+            } else {
+                self.armTimer(context: context)
+            }
         }
     }
 
@@ -122,7 +146,7 @@ final class RedisChannelHandler: ChannelDuplexHandler {
         let failed = pending
         pending.removeAll()
         replies = []
-        for request in failed { request.promise.fail(error) }
+        for request in failed { request.receiver.fail(error) }
         context?.close(promise: nil)
     }
 }

@@ -21,32 +21,9 @@ public final class RedisConnection: Sendable {
     /// 3 when `HELLO 3` succeeded, else 2.
     public let protocolVersion: Int
     private let channel: any Channel
+    private let handler: NIOLoopBound<RedisChannelHandler>
     private let timeout: Duration
-    private let outbox: Outbox
-
-    /// Requests submitted from outside the event loop, written there in one
-    /// go: a burst of concurrent sends costs one hop to the loop, not one each.
-    private final class Outbox: Sendable {
-        private let state = Mutex<(requests: [RedisRequest], isScheduled: Bool)>(([], false))
-
-        /// Adds `request`; true when the caller must schedule a drain.
-        func add(_ request: RedisRequest) -> Bool {
-            state.withLock { state in
-                state.requests.append(request)
-                defer { state.isScheduled = true }
-                return !state.isScheduled
-            }
-        }
-
-        /// Everything submitted so far.
-        func take() -> [RedisRequest] {
-            state.withLock { state in
-                state.isScheduled = false
-                defer { state.requests.removeAll(keepingCapacity: true) }
-                return state.requests
-            }
-        }
-    }
+    private let outbox: RequestOutbox
 
     /// What a connection needs to know before it opens.
     public struct Options: Sendable {
@@ -76,12 +53,13 @@ public final class RedisConnection: Sendable {
         }
     }
 
-    private init(address: NodeAddress, protocolVersion: Int, channel: any Channel, timeout: Duration) {
+    private init(address: NodeAddress, protocolVersion: Int, channel: any Channel, handler: NIOLoopBound<RedisChannelHandler>, timeout: Duration) {
         self.address = address
         self.protocolVersion = protocolVersion
         self.channel = channel
+        self.handler = handler
         self.timeout = timeout
-        outbox = Outbox()
+        outbox = RequestOutbox(allocator: channel.allocator)
     }
 
     /// Opens a connection to `address` (TLS first, when configured),
@@ -114,13 +92,17 @@ public final class RedisConnection: Sendable {
                 }
             }
         let channel: any Channel
+        let handler: NIOLoopBound<RedisChannelHandler>
         do {
-            channel = try await bootstrap.connect(host: address.host, port: address.port).get()
+            (channel, handler) = try await bootstrap.connect(host: address.host, port: address.port).flatMapThrowing { channel in
+                let handler = try channel.pipeline.syncOperations.handler(type: RedisChannelHandler.self)
+                return (channel, NIOLoopBound(handler, eventLoop: channel.eventLoop))
+            }.get()
         } catch {
             throw .connectFailed(address, reason: String(describing: error))
         }
         // The handshake's replies are bounded by the connect timeout, not the command timeout.
-        let opening = RedisConnection(address: address, protocolVersion: 2, channel: channel, timeout: options.connectTimeout)
+        let opening = RedisConnection(address: address, protocolVersion: 2, channel: channel, handler: handler, timeout: options.connectTimeout)
         let protocolVersion: Int
         do {
             protocolVersion = try await opening.negotiate(credentials: options.credentials, prefersRESP3: options.prefersRESP3)
@@ -128,7 +110,7 @@ public final class RedisConnection: Sendable {
             opening.close()
             throw error
         }
-        return RedisConnection(address: address, protocolVersion: protocolVersion, channel: channel, timeout: timeout)
+        return RedisConnection(address: address, protocolVersion: protocolVersion, channel: channel, handler: handler, timeout: timeout)
     }
 
     /// Whether the connection is still open.
@@ -139,46 +121,44 @@ public final class RedisConnection: Sendable {
     /// - Throws: ``RedisClientError/timeout(_:_:)``, ``RedisClientError/connectionClosed(_:)``,
     ///   ``RedisClientError/protocolError(_:)``.
     public func sendRaw(_ command: [RESPArgument]) async throws(RedisClientError) -> RESPValue {
-        try await sendRaw(batch: [command])[0]
+        let deadline = self.deadline()
+        // The handler resumes this continuation itself when the reply is read.
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<RESPValue, RedisClientError>, Never>) in
+            submit(RedisRequest(replyCount: 1, receiver: .one(continuation), deadline: deadline)) { bytes in
+                RESPEncoder.writeCommand(command, into: &bytes)
+            }
+        }
+        return try outcome.get()
     }
 
     /// Sends commands back to back in one write and returns their replies in order.
     public func sendRaw(batch commands: [[RESPArgument]]) async throws(RedisClientError) -> [RESPValue] {
-        try await Self.replies(enqueue(batch: commands), from: address)
+        try await enqueue(batch: commands).value()
     }
 
-    /// Writes `commands` now and returns the future of their replies, so a
+    /// Writes `commands` now and returns their replies to await later, so a
     /// caller can put batches on several connections before awaiting any.
-    func enqueue(batch commands: [[RESPArgument]]) -> EventLoopFuture<[RESPValue]> {
-        var bytes = channel.allocator.buffer(capacity: 64 * commands.count)
-        for command in commands { RESPEncoder.writeCommand(command, into: &bytes) }
-        let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
-        submit(RedisRequest(
-            bytes: bytes, replyCount: commands.count, promise: promise,
-            deadline: .now() + .nanoseconds(timeout.nanoseconds)
-        ))
-        return promise.futureResult
+    func enqueue(batch commands: [[RESPArgument]]) -> PendingReplies {
+        guard !commands.isEmpty else { return PendingReplies(completed: .success([])) }
+        let replies = PendingReplies()
+        submit(RedisRequest(replyCount: commands.count, receiver: .many(replies), deadline: deadline())) { bytes in
+            for command in commands { RESPEncoder.writeCommand(command, into: &bytes) }
+        }
+        return replies
     }
 
-    /// Awaits replies enqueued on the connection to `address`.
-    static func replies(_ future: EventLoopFuture<[RESPValue]>, from address: NodeAddress) async throws(RedisClientError) -> [RESPValue] {
-        do {
-            return try await future.get()
-        } catch let error as RedisClientError {
-            throw error
-        } catch {
-            throw .connectionClosed(address)
-        }
+    private func deadline() -> NIODeadline {
+        .now() + .nanoseconds(timeout.nanoseconds)
     }
 
-    private func submit(_ request: RedisRequest) {
-        if channel.eventLoop.inEventLoop {
-            channel.write(request, promise: nil)
-            return
-        }
-        guard outbox.add(request) else { return }
-        channel.eventLoop.execute { [channel, outbox] in
-            for request in outbox.take() { channel.write(request, promise: nil) }
+    /// Encodes the request's commands into the outbox from the caller's
+    /// thread; the first request of a burst schedules the one event-loop task
+    /// that writes them all.
+    private func submit(_ request: RedisRequest, encode: (inout ByteBuffer) -> Void) {
+        guard outbox.add(request, encode: encode) else { return }
+        channel.eventLoop.execute { [handler, outbox] in
+            let (bytes, requests) = outbox.take()
+            handler.value.write(bytes, for: requests)
         }
     }
 

@@ -1,15 +1,32 @@
 import NIOCore
 
-/// Commands written together on one connection, and the promise of their
-/// replies, in order. A batch of n commands is n replies long; push messages
-/// that arrive between them are not replies and are routed elsewhere.
+/// Commands written together on one connection, waiting for their replies in
+/// order. A request of n commands is n replies long; push messages that arrive
+/// between them are not replies and are routed elsewhere.
+///
+/// The request leaves the handler's queue exactly once, with its replies or
+/// with an error, so its receiver is completed exactly once.
 struct RedisRequest: Sendable {
-    /// The encoded commands.
-    var bytes: ByteBuffer
     /// How many replies complete the request.
     var replyCount: Int
-    /// Fulfilled with the replies, or failed with a ``RedisClientError``.
-    var promise: EventLoopPromise<[RESPValue]>
+    /// Who gets the replies.
+    var receiver: ReplyReceiver
     /// When the request times out.
     var deadline: NIODeadline
+}
+
+/// Who a request's replies go to. The handler completes it on the event loop,
+/// straight into the awaiting task: no promise, no future, no callback between.
+enum ReplyReceiver: Sendable {
+    /// One command's task, waiting for its reply: no array is built for it.
+    case one(CheckedContinuation<Result<RESPValue, RedisClientError>, Never>)
+    /// A batch of commands, awaited now or later (``PendingReplies``).
+    case many(PendingReplies)
+
+    func fail(_ error: RedisClientError) {
+        switch self {
+        case let .one(continuation): continuation.resume(returning: .failure(error))
+        case let .many(replies): replies.complete(.failure(error))
+        }
+    }
 }

@@ -58,11 +58,24 @@ public final class TieredCache: Sendable {
     }
 
     /// Opens a tiered cache over `local` and a new client for the cluster
-    /// reachable at `seeds` (`"host:port"`); ``close()`` shuts that client down.
-    public convenience init(local: Kache, seeds: [String], configuration: TieredCacheConfiguration = TieredCacheConfiguration()) async throws(RedisClientError) {
+    /// reachable at `seeds` (`"host:port"`), authenticated with `credentials`
+    /// and over `tls` when given, as ``RedisClusterConfiguration`` takes them;
+    /// ``close()`` shuts that client down.
+    ///
+    /// ```swift
+    /// let cache = try await TieredCache(
+    ///     local: Kache(directory: dir), seeds: ["redis.internal:6379"],
+    ///     credentials: RedisCredentials(username: "cache", password: secret),
+    ///     tls: try RedisTLSConfiguration(caBundlePath: "/etc/redis/ca.crt")
+    /// )
+    /// ```
+    public convenience init(
+        local: Kache, seeds: [String], credentials: RedisCredentials? = nil, tls: RedisTLSConfiguration? = nil,
+        configuration: TieredCacheConfiguration = TieredCacheConfiguration()
+    ) async throws(RedisClientError) {
         let nodes = seeds.compactMap { NodeAddress($0) }
         guard !nodes.isEmpty else { throw .topologyUnavailable(reason: "no seed of the form host:port among \(seeds)") }
-        let client = RedisClusterClient(configuration: RedisClusterConfiguration(seeds: nodes))
+        let client = RedisClusterClient(configuration: RedisClusterConfiguration(seeds: nodes, credentials: credentials, tls: tls))
         await self.init(local: local, client: client, configuration: configuration, ownsClient: true)
     }
 
