@@ -253,11 +253,6 @@ package enum SegmentBlock {
         }
     }
 
-    /// `total` split among the records whose raw bytes end at `ends` (the
-    /// first starts at 0): a byte each, the rest in proportion to their raw
-    /// bytes, rounded so that the parts add up to `total`. Never 0: a length
-    /// of 0 means "not on disk" to the index and the manifest. A sealed block
-    /// is at least a byte per record long (its header alone is 32).
     /// `total` split among records of `weights` (`Record.weight`), as
     /// `shares(of:byEnds:)` splits it: the one place where a block of keys in
     /// columns turns its records' weights into their shares, on write and on read.
@@ -269,6 +264,11 @@ package enum SegmentBlock {
         })
     }
 
+    /// `total` split among the records whose raw bytes end at `ends` (the
+    /// first starts at 0): a byte each, the rest in proportion to their raw
+    /// bytes, rounded so that the parts add up to `total`. Never 0: a length
+    /// of 0 means "not on disk" to the index and the manifest. A sealed block
+    /// is at least a byte per record long (its header alone is 32).
     package static func shares(of total: Int, byEnds ends: [Int]) -> [Int] {
         let whole = ends.last!
         let spread = total - ends.count
