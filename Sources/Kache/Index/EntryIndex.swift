@@ -167,6 +167,12 @@ final class EntryIndex: Sendable {
         return (hash, hash & (shardCount - 1))
     }
 
+    /// The hash of (space, key) and its shard, from `utf8`, the bytes `key` was made of.
+    static func hash(space: UInt16, key: String, utf8: UnsafeRawBufferPointer) -> (hash: Int, shard: Int) {
+        let hash = IndexShard.hash(space: space, key: key, utf8: utf8)
+        return (hash, hash & (shardCount - 1))
+    }
+
     /// Adds or replaces the record of (space, key).
     /// - Returns: the record it replaced, and the reference of the new one.
     @inline(__always)
@@ -181,16 +187,29 @@ final class EntryIndex: Sendable {
     /// cores (`StoreState.restoreSettled`). The room is made here, not for
     /// every shard before: a shard's table, zeroed just before it fills, is
     /// still in the core's cache (made up front, a probe missed it every time).
+    ///
+    /// The entries come packed as the shard keeps them (`SettledRestore`
+    /// makes them as it reads their records): a written record in a segment
+    /// file, no value in memory, in the disk budget's main queue.
     @inline(__always)
     func restoring(
         shard: Int, adding count: Int,
-        _ body: (_ upsert: (_ space: Int, _ key: String, _ hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef)) -> Void
+        _ body: (_ upsert: (_ entry: IndexShard.Entry, _ hash: Int) -> (previous: EntryRecord?, ref: EntryRef)) -> Void
     ) {
         withShard(shard) { locked in
             locked.reserveCapacity(locked.count + count)
-            body { space, key, hash, record in
+            body { entry, hash in
                 precondition(hash & (Self.shardCount - 1) == shard, "a restore put a key in a shard it does not hash to")
-                return upsert(space: space, key: key, hash: hash, record, into: &locked, shard)
+                let sequence = entry.sequence
+                switch locked.probe(space: entry.space, key: entry.key, hash: hash) {
+                case let .found(slot):
+                    let previous = self.record(in: locked, slot: slot)
+                    locked.update(slot: slot, with: entry, diskPlace: DiskPlace(inMain: true), superseded: nil)
+                    return (previous, EntryRef(shard: shard, slot: slot, sequence: sequence))
+                case let .vacant(bucket):
+                    let slot = locked.insert(entry, diskPlace: DiskPlace(inMain: true), hash: hash, vacant: bucket)
+                    return (nil, EntryRef(shard: shard, slot: slot, sequence: sequence))
+                }
             }
         }
     }

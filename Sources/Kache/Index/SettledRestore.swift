@@ -15,15 +15,10 @@ import KacheStorage
 ///    its own lock (its table made just before), and keeps each shard's accounting apart;
 /// 3. then adds the sums to the key spaces, the disk budget and the segments' ledger.
 final class SettledRestore: Sendable {
-    /// A settled record, with what the index needs of it.
+    /// A settled record: its entry as the index keeps it, and the hash of its key.
     struct Pick: Sendable {
-        var key: String
-        var expiry: Timestamp
-        var sequence: UInt64
-        var location: RecordLocation
-        var rawSize: Int
+        var entry: IndexShard.Entry
         var hash: Int
-        var space: UInt16
     }
 
     /// A key space the manifest names, as the store numbered it. A settled
@@ -66,16 +61,24 @@ final class SettledRestore: Sendable {
                 listed = keys.spaces
                 numbered = listed.map { listed in listed.name.flatMap { spaces[$0] }.flatMap { $0.kind == listed.kind ? $0 : nil } }
             }
-            for index in keys.records.indices {
-                let record = keys.records[index]
-                guard settled.contains(record.sequence), !record.isTombstone, let space = numbered[Int(record.space)] else { continue }
-                let key = keys.key(of: record)
-                let (hash, shard) = EntryIndex.hash(space: space.number, key: key)
-                byShard[shard].append(Pick(
-                    key: key, expiry: record.expiry, sequence: record.sequence,
-                    location: RecordLocation(segment: id, offset: block.offset, index: index, length: Int(record.share)),
-                    rawSize: Int(record.valueLength), hash: hash, space: UInt16(truncatingIfNeeded: space.number)
-                ))
+            keys.keyBytes.withUnsafeBytes { keyBytes in
+                for index in keys.records.indices {
+                    let record = keys.records[index]
+                    guard settled.contains(record.sequence), !record.isTombstone, let space = numbered[Int(record.space)] else { continue }
+                    // Hashed from the bytes the key is made of: the string is made once, for the entry.
+                    let utf8 = UnsafeRawBufferPointer(rebasing: keyBytes[Int(record.keyStart) ..< Int(record.keyStart + record.keyLength)])
+                    let key = String(decoding: utf8, as: UTF8.self)
+                    let space16 = UInt16(truncatingIfNeeded: space.number)
+                    let (hash, shard) = EntryIndex.hash(space: space16, key: key, utf8: utf8)
+                    let location = RecordLocation(segment: id, offset: block.offset, index: index, length: Int(record.share))
+                    byShard[shard].append(Pick(
+                        entry: IndexShard.Entry(
+                            key: key, expiry: record.expiry, sequence: record.sequence, value: nil, place: location.place,
+                            length: UInt32(record.share), rawSize: record.valueLength, space: space16, flags: .occupied
+                        ),
+                        hash: hash
+                    ))
+                }
             }
         }
         for shard in byShard.indices where !byShard[shard].isEmpty {
@@ -150,27 +153,29 @@ extension StoreState {
             index.restoring(shard: shard, adding: count) { upsert in
                 for picks in lists {
                     for pick in picks {
+                        let entry = pick.entry
+                        let location = RecordLocation(place: entry.place, length: Int(entry.length))
                         let record = EntryRecord(
-                            expiry: pick.expiry, sequence: pick.sequence, rawSize: pick.rawSize, value: nil,
+                            expiry: entry.expiry, sequence: entry.sequence, rawSize: Int(entry.rawSize), value: nil,
                             diskPlace: DiskPlace(inMain: true), isPendingWrite: false,
-                            length: pick.location.length, location: pick.location, diskSequence: pick.sequence
+                            length: location.length, location: location, diskSequence: entry.sequence
                         )
-                        let (previous, ref) = upsert(Int(pick.space), pick.key, pick.hash, record)
-                        part.budget.account(replacing: previous, with: record, keyBytes: pick.key.utf8.count)
+                        let (previous, ref) = upsert(entry, pick.hash)
+                        part.budget.account(replacing: previous, with: record, keyBytes: entry.key.utf8.count)
                         if let previous {
                             part.rawBytes -= previous.rawSize
                             if let location = previous.location { part.replaced.append(location) }
                         }
-                        part.rawBytes += pick.rawSize
-                        part.live.add(pick.location)
-                        part.nextSequence = max(part.nextSequence, pick.sequence + 1)
-                        let space = Int(pick.space)
+                        part.rawBytes += record.rawSize
+                        part.live.add(location)
+                        part.nextSequence = max(part.nextSequence, entry.sequence + 1)
+                        let space = Int(entry.space)
                         // Room for all (most restores are of one key space); room never used is never touched.
                         if part.items[space].capacity == 0 { part.items[space].reserveCapacity(count) }
-                        part.items[space].append(.init(expiry: pick.expiry, ref: ref))
+                        part.items[space].append(.init(expiry: entry.expiry, ref: ref))
                         guard previous == nil else { continue }
                         part.newCounts[space] += 1
-                        if isQueue[space] { part.queued[space].append((pick.sequence, ref)) }
+                        if isQueue[space] { part.queued[space].append((entry.sequence, ref)) }
                     }
                 }
             }
@@ -203,7 +208,11 @@ extension StoreState {
         for space in spaces.indices where !items[space].isEmpty {
             // Queue order is write order.
             let order = queued[space].sorted { $0.sequence < $1.sequence }.map(\.ref)
-            spaces[space].noteRestored(items[space], newCount: newCounts[space], newInWriteOrder: order, index: index)
+            // Handed over, not shared: the heap is made in the array itself
+            // (shared, its million items were copied first, on one core).
+            var taken: [ExpiryIndex.Item] = []
+            swap(&taken, &items[space])
+            spaces[space].noteRestored(consume taken, newCount: newCounts[space], newInWriteOrder: order, index: index)
         }
         nextSequence = max(nextSequence, manifest.nextSequence)
     }

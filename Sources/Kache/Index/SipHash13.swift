@@ -49,4 +49,12 @@ struct SipHash13: Sendable {
         if let ascii, let ascii { return ascii }
         return key._nfcCodeUnits.withUnsafeBytes { hash($0, extra: extra).hash }
     }
+
+    /// The hash of `key`, whose UTF-8 is `utf8`, as `hash(_:extra:)` gives
+    /// it: an open hashes a million keys from the bytes it read them from,
+    /// and reaches for the string only when they are not ASCII.
+    func hash(_ key: String, utf8: UnsafeRawBufferPointer, extra: UInt16) -> UInt64 {
+        let (hash, isASCII) = hash(utf8, extra: extra)
+        return isASCII ? hash : self.hash(key, extra: extra)
+    }
 }

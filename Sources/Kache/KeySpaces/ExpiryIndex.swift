@@ -40,9 +40,10 @@ struct ExpiryIndex: Sendable {
 
     /// Records many versions at once (a restore).
     /// - Complexity: O(n + k), or O(k log(n + k)) when k is much smaller than n.
-    mutating func insert(contentsOf items: [Item]) {
-        // Into an empty heap (a restore), the array becomes the heap's storage, not copied into it.
-        if heap.isEmpty { heap = Heap(items) } else { heap.insert(contentsOf: items) }
+    mutating func insert(contentsOf items: consuming [Item]) {
+        // Into an empty heap (a restore), the array becomes the heap's storage,
+        // not copied into it, when no one else holds it (hence `consuming`).
+        if heap.isEmpty { heap = Heap(consume items) } else { heap.insert(contentsOf: items) }
     }
 
     /// The earliest live item, discarding stale items above it.

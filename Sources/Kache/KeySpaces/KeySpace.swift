@@ -64,9 +64,9 @@ struct KeySpace: Sendable {
     /// and `newInWriteOrder` those new ones' references in the order they were
     /// written (a Queue's order).
     /// - Complexity: O(n + k) for k items.
-    mutating func noteRestored(_ items: [ExpiryIndex.Item], newCount: Int, newInWriteOrder: [EntryRef], index: EntryIndex) {
+    mutating func noteRestored(_ items: consuming [ExpiryIndex.Item], newCount: Int, newInWriteOrder: [EntryRef], index: EntryIndex) {
         count += newCount
-        expiry.insert(contentsOf: items)
+        expiry.insert(contentsOf: consume items)
         if kind == .queue { fifo.append(contentsOf: newInWriteOrder) }
         compactIfNeeded(index: index)
     }

@@ -95,78 +95,101 @@ package enum KeyColumns {
         var records = [BlockKeys.Fields](repeating: BlockKeys.Fields(), count: count)
         var keyBytes: [UInt8] = []
         do {
-            for index in 0 ..< count {
-                let flags = try reader.read(UInt8.self)
-                guard flags & ~SegmentBlock.tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
-                records[index].isTombstone = flags & SegmentBlock.tombstoneFlag != 0
-            }
-            for index in 0 ..< count {
-                let space = try reader.readVarint()
-                guard prelude.spaces.names(space) else { throw EntryFile.Damage.invalidName }
-                records[index].space = UInt16(space)
-            }
-            var keysLength = 0
-            for index in 0 ..< count {
-                let length = try reader.readVarint()
-                guard length > 0, length <= maximumKeyLength else { throw EntryFile.Damage.invalidName }
-                records[index].keyLength = UInt32(length)
-                keysLength += Int(length)
-            }
-            // The shared lengths wait in `keyStart` until the suffixes come.
-            var previousLength = 0
-            for index in 0 ..< count {
-                let shared = try reader.readVarint()
-                guard shared <= min(previousLength, Int(records[index].keyLength)) else { throw EntryFile.Damage.invalidName }
-                records[index].keyStart = UInt32(shared)
-                previousLength = Int(records[index].keyLength)
-            }
-            // Each key is its shared prefix, copied from the key before, then its suffix.
-            keyBytes = [UInt8](repeating: 0, count: keysLength)
-            try keyBytes.withUnsafeMutableBufferPointer { keys in
-                var start = 0
-                var previousStart = 0
+            // Through a buffer: each `records[index].field = ` checked the array's uniqueness.
+            try records.withUnsafeMutableBufferPointer { records in
                 for index in 0 ..< count {
-                    let shared = Int(records[index].keyStart)
-                    let length = Int(records[index].keyLength)
-                    let suffix = try reader.readBytes(length - shared)
-                    let key = UnsafeMutableBufferPointer(rebasing: keys[start ..< start + length])
-                    key.baseAddress!.update(from: keys.baseAddress! + previousStart, count: shared)
-                    UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: key[shared...])).copyMemory(from: suffix)
-                    guard String.isValidUTF8(UnsafeRawBufferPointer(key)) else { throw EntryFile.Damage.invalidName }
-                    records[index].keyStart = UInt32(start)
-                    previousStart = start
-                    start += length
+                    let flags = try reader.read(UInt8.self)
+                    guard flags & ~SegmentBlock.tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
+                    records[index].isTombstone = flags & SegmentBlock.tombstoneFlag != 0
                 }
-            }
-            for index in 0 ..< count {
-                // Seconds past any instant an `Int64` of nanoseconds holds are damage, not a wrap.
-                let seconds = try reader.readVarint()
-                guard seconds <= UInt64(Int64.max / 1_000_000_000) else { throw EntryFile.Damage.lengthMismatch(expected: 0, actual: Int(clamping: seconds)) }
-                records[index].expiry = Int64(seconds) * 1000
-            }
-            for index in 0 ..< count {
-                let milliseconds = try reader.readVarint()
-                guard milliseconds < 1000 else { throw EntryFile.Damage.lengthMismatch(expected: 999, actual: Int(clamping: milliseconds)) }
-                records[index].expiry = (prelude.baseExpiry &+ records[index].expiry &+ Int64(milliseconds)) &* SegmentBlock.nanosecondsPerExpiryUnit
-            }
-            var sequence = prelude.baseSequence
-            for index in 0 ..< count {
-                sequence &+= SegmentBlock.unzigzag(try reader.readVarint())
-                guard sequence <= EntryFile.largestSequence else { throw EntryFile.Damage.sequenceOutOfRange(sequence) }
-                records[index].sequence = sequence
-            }
-            for index in 0 ..< count {
-                let length = try reader.readVarint()
-                guard length <= SegmentBlock.maximumRawLength, !records[index].isTombstone || length == 0 else {
-                    throw EntryFile.Damage.lengthMismatch(expected: records[index].isTombstone ? 0 : SegmentBlock.maximumRawLength, actual: Int(clamping: length))
+                for index in 0 ..< count {
+                    let space = try reader.readVarint()
+                    guard prelude.spaces.names(space) else { throw EntryFile.Damage.invalidName }
+                    records[index].space = UInt16(space)
                 }
-                records[index].valueLength = UInt32(length)
+                var keysLength = 0
+                for index in 0 ..< count {
+                    let length = try reader.readVarint()
+                    guard length > 0, length <= maximumKeyLength else { throw EntryFile.Damage.invalidName }
+                    records[index].keyLength = UInt32(length)
+                    keysLength += Int(length)
+                }
+                // The shared lengths wait in `keyStart` until the suffixes come.
+                var previousLength = 0
+                for index in 0 ..< count {
+                    let shared = try reader.readVarint()
+                    guard shared <= min(previousLength, Int(records[index].keyLength)) else { throw EntryFile.Damage.invalidName }
+                    records[index].keyStart = UInt32(shared)
+                    previousLength = Int(records[index].keyLength)
+                }
+                // Each key is its shared prefix, copied from the key before, then its suffix.
+                keyBytes = [UInt8](repeating: 0, count: keysLength)
+                try keyBytes.withUnsafeMutableBufferPointer { keys in
+                    var start = 0
+                    var previousStart = 0
+                    for index in 0 ..< count {
+                        let shared = Int(records[index].keyStart)
+                        let length = Int(records[index].keyLength)
+                        let suffix = try reader.readBytes(length - shared)
+                        let key = UnsafeMutableBufferPointer(rebasing: keys[start ..< start + length])
+                        key.baseAddress!.update(from: keys.baseAddress! + previousStart, count: shared)
+                        UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: key[shared...])).copyMemory(from: suffix)
+                        records[index].keyStart = UInt32(start)
+                        previousStart = start
+                        start += length
+                    }
+                    // Keys all ASCII (the usual case) are all valid, checked in one pass; otherwise one by one.
+                    guard !isASCII(UnsafeRawBufferPointer(keys)) else { return }
+                    for record in records {
+                        let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(keys)[Int(record.keyStart) ..< Int(record.keyStart + record.keyLength)])
+                        guard String.isValidUTF8(key) else { throw EntryFile.Damage.invalidName }
+                    }
+                }
+                for index in 0 ..< count {
+                    // Seconds past any instant an `Int64` of nanoseconds holds are damage, not a wrap.
+                    let seconds = try reader.readVarint()
+                    guard seconds <= UInt64(Int64.max / 1_000_000_000) else { throw EntryFile.Damage.lengthMismatch(expected: 0, actual: Int(clamping: seconds)) }
+                    records[index].expiry = Int64(seconds) * 1000
+                }
+                for index in 0 ..< count {
+                    let milliseconds = try reader.readVarint()
+                    guard milliseconds < 1000 else { throw EntryFile.Damage.lengthMismatch(expected: 999, actual: Int(clamping: milliseconds)) }
+                    records[index].expiry = (prelude.baseExpiry &+ records[index].expiry &+ Int64(milliseconds)) &* SegmentBlock.nanosecondsPerExpiryUnit
+                }
+                var sequence = prelude.baseSequence
+                for index in 0 ..< count {
+                    sequence &+= SegmentBlock.unzigzag(try reader.readVarint())
+                    guard sequence <= EntryFile.largestSequence else { throw EntryFile.Damage.sequenceOutOfRange(sequence) }
+                    records[index].sequence = sequence
+                }
+                for index in 0 ..< count {
+                    let length = try reader.readVarint()
+                    guard length <= SegmentBlock.maximumRawLength, !records[index].isTombstone || length == 0 else {
+                        throw EntryFile.Damage.lengthMismatch(expected: records[index].isTombstone ? 0 : SegmentBlock.maximumRawLength, actual: Int(clamping: length))
+                    }
+                    records[index].valueLength = UInt32(length)
+                }
             }
         } catch {
             throw error as? EntryFile.Damage ?? .truncated(length: reader.offset)
         }
         guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
         return (records, keyBytes, prelude.spaces.entries)
+    }
+
+    /// Whether every byte of `bytes` is ASCII, eight at a time.
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var high: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < bytes.count {
+            high |= UInt64(bytes[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// Record `index` as a file of its own would give its header, and its

@@ -15,17 +15,20 @@ package struct RecordLocation: Sendable, Equatable, Hashable {
     package let length: Int
 
     /// Segment files end before this offset (`SegmentStore.maximumLength` is at most 16 MiB).
-    package static let offsetLimit = 1 << 24
+    @inlinable package static var offsetLimit: Int { 1 << 24 }
 
-    package init(place: UInt64, length: Int) {
+    // Inlinable, as the inits are: an open makes a million of them in
+    // another module, and each was a call (a fortieth of W8's open in perf).
+    @inlinable package init(place: UInt64, length: Int) {
         self.place = place
         self.length = length
     }
 
     /// Record `index` of the block (or the version-2 record, index 0) at
-    /// `offset` in segment file `segment` (0: a file of its own).
-    package init(segment: UInt32, offset: Int, index: Int = 0, length: Int) {
-        precondition(offset >= 0 && offset < Self.offsetLimit && index >= 0 && index <= SegmentBlock.maximumRecords)
+    /// `offset` in segment file `segment` (0: a file of its own). The index
+    /// has 8 bits (a block holds at most `SegmentBlock.maximumRecords`).
+    @inlinable package init(segment: UInt32, offset: Int, index: Int = 0, length: Int) {
+        precondition(offset >= 0 && offset < Self.offsetLimit && index >= 0 && index <= 0xFF)
         self.init(place: UInt64(segment) << 32 | UInt64(offset) << 8 | UInt64(index), length: length)
     }
 
