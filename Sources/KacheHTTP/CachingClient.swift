@@ -491,7 +491,7 @@ public final class CachingClient: Sendable {
                 }
             } else if exchange.range == nil || response.statusCode == 200 {
                 // A 200 to a Range request is the complete representation: the server ignored the range.
-                let policy = policy
+                let policy = self.policy
                 let record = { @Sendable (body: Data) in
                     CachedResponse(
                         key: exchange.primary.full, url: url, status: response.statusCode, headers: headers,

@@ -18,7 +18,9 @@ import Synchronization
 /// A reader that stops early (leaves its loop, or is cancelled) lets the
 /// transport end the exchange once the iterator is gone.
 public struct HTTPResponseBody: AsyncSequence, Sendable {
+    /// A chunk of the body, as the transport received it; never empty.
     public typealias Element = Data
+    /// The transport's error, when the body could not be read to its end.
     public typealias Failure = any Error
 
     /// Makes the function that yields the chunks, for the one iteration.

@@ -129,8 +129,9 @@ import FoundationNetworking
         }
         #expect(s.client.statistics.stores == 0)
         #expect(s.cache.statistics.entries == 0)
-        let next = try await s.stream(path)
-        #expect(next.source == .network)
+        // Nothing answers from the cache: the next request goes to the server (and is cut off again).
+        _ = try? await s.stream(path).body.collected()
+        #expect(try await s.server.requestCount("/r/cut") == 2)
     }
 
     /// The reader takes the first chunk and leaves; the rest of the body
