@@ -34,9 +34,10 @@ launched process's when python3 is a wrapper script such as a pyenv shim). Every
                     suite's "disconnect", as in stale-close-must-revalidate)
   cut_after=N       the body is cut off: the whole Content-Length is announced,
                     N bytes of the body are sent, and the connection is closed
-  stall_after=N     the body stops for 2 seconds after its first N bytes,
-                    then the rest follows (a reader can stop or be cancelled
-                    while the body is surely still on its way)
+  stall_after=N     the body stops after its first N bytes until /__release
+                    names its path (at most 30 seconds), then the rest follows
+                    (a reader can stop or be cancelled while the body is
+                    surely still on its way, however slow the machine)
 
 A request whose If-None-Match matches the ETag (or, without an ETag, whose
 If-Modified-Since is not before Last-Modified) gets a 304 with the same fields
@@ -45,6 +46,7 @@ and no body. Every response has X-Request-Count: the requests to that path so fa
 Control paths:
   /__stats?path=P   JSON {"count": requests to P, "last": the last request's fields (lowercased)}
   /__bump?path=P    a new version of P (new ETag and Last-Modified)
+  /__release?path=P lets the stalled bodies of P (stall_after) go on, and those to come
   /__advance?seconds=N  moves the server's clock (its Date and Expires fields)
                     N seconds forward, as the tests move their client's clock;
                     it moves by nothing else (it stands at the server's start)
@@ -74,6 +76,12 @@ LAST_FIELDS = {}
 VERSIONS = {}
 LAST_ACTIVITY = [time.monotonic()]
 CLOCK_OFFSET = [0.0]
+RELEASES = {}
+
+
+def release_event(path):
+    with LOCK:
+        return RELEASES.setdefault(path, threading.Event())
 
 
 def http_date(seconds):
@@ -115,6 +123,9 @@ class Handler(BaseHTTPRequestHandler):
                 CLOCK_OFFSET[0] += float(query.get("seconds", ["0"])[0])
                 answer = {"offset": CLOCK_OFFSET[0]}
             return self.reply(200, [("Content-Type", "application/json")], json.dumps(answer).encode())
+        if url.path == "/__release":
+            release_event(query.get("path", [""])[0]).set()
+            return self.reply(200, [("Content-Type", "application/json")], b"{}")
         if url.path == "/__bump":
             path = query.get("path", [""])[0]
             with LOCK:
@@ -198,9 +209,9 @@ class Handler(BaseHTTPRequestHandler):
         if len(data) < size:
             data += b"." * (size - len(data))
         if one("fixed") is not None:
-            data = bytes(65 + (offset * 7) % 26 for offset in range(int(one("fixed"))))
+            data = fixed_bytes(int(one("fixed")))
         if version >= 2 and one("fixed_v2") is not None:
-            data = bytes(65 + (offset * 7) % 26 for offset in range(int(one("fixed_v2"))))
+            data = fixed_bytes(int(one("fixed_v2")))
         status = int(one("status") or 200)
         if status in (204, 304):
             data = b""
@@ -225,7 +236,7 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(
             status, fields + [("Content-Type", "text/plain")], data, chunked=one("chunked") == "1",
             cut_after=None if one("cut_after") is None else int(one("cut_after")),
-            stall_after=None if one("stall_after") is None else int(one("stall_after")),
+            stall_after=None if one("stall_after") is None else int(one("stall_after")), path=path,
         )
 
     def not_modified(self, etag, last_modified):
@@ -242,7 +253,7 @@ class Handler(BaseHTTPRequestHandler):
             return last_modified <= since
         return False
 
-    def reply(self, status, fields, body, chunked=False, cut_after=None, stall_after=None):
+    def reply(self, status, fields, body, chunked=False, cut_after=None, stall_after=None, path=None):
         self.send_response_only(status)
         for name, value in fields:
             self.send_header(name, value)
@@ -271,12 +282,18 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 self.wfile.write(body[:stall_after])
                 self.wfile.flush()
-                time.sleep(2.0)
+                release_event(path).wait(30)
                 self.wfile.write(body[stall_after:])
             except OSError:
                 self.close_connection = True
         elif body:
             self.wfile.write(body)
+
+
+def fixed_bytes(count):
+    """chr(65 + (offset * 7) % 26) for each offset: a pattern of period 26, repeated."""
+    pattern = bytes(65 + (offset * 7) % 26 for offset in range(26))
+    return (pattern * (count // 26 + 1))[:count]
 
 
 def alive(pid):
