@@ -123,6 +123,11 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     /// apply. The request's `timeoutInterval` is still the deadline of the
     /// whole exchange, reading included.
     ///
+    /// AsyncHTTPClient reads from the connection only as the reader asks for
+    /// chunks, and its read timeout (`configuration.timeout.read`) runs while
+    /// the reader does not ask: a reader that pauses longer than that between
+    /// chunks gets ``HTTPTransportError/network(url:detail:)`` (`readTimeout`).
+    ///
     /// An error while the body is read reads as one from ``send(_:)``: a
     /// connection that broke off is ``HTTPTransportError/network(url:detail:)``,
     /// cancellation `CancellationError`. A reader that stops early ends the exchange.

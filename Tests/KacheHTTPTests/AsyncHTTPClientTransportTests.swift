@@ -150,7 +150,7 @@ import FoundationNetworking
     @Test func aStreamedBodyArrivesInChunksAsReceived() async throws {
         let server = try TestServer()
         defer { server.stop() }
-        let transport = AsyncHTTPClientTransport(client: HTTPFixture.httpClient, maximumBodySize: 1000)
+        let transport = AsyncHTTPClientTransport(client: HTTPFixture.streamingHTTPClient, maximumBodySize: 1000)
         let (body, response) = try await transport.stream(URLRequest(url: server.url("/r/streamed?fixed=200000&gzip=1")))
         #expect(response.statusCode == 200)
         #expect(response.value(forHTTPHeaderField: "Content-Encoding") == "gzip")

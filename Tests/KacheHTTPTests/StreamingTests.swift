@@ -31,7 +31,7 @@ import FoundationNetworking
                 client = CachingClient(cache: cache, session: HTTPFixture.session())
             case .asyncHTTPClient:
                 client = CachingClient(
-                    cache: cache, transport: AsyncHTTPClientTransport(client: HTTPFixture.httpClient, maximumBodySize: 1000)
+                    cache: cache, transport: AsyncHTTPClientTransport(client: HTTPFixture.streamingHTTPClient, maximumBodySize: 1000)
                 )
             }
         }
