@@ -44,7 +44,7 @@ extension CachingClient {
     ///   before for the request, now outdated, is removed;
     /// - cut off (the connection broke: the reader gets the transport's
     ///   error, ``HTTPTransportError/network(url:detail:)`` from
-    ///   ``AsyncHTTPClientTransport``) or left unread (the reader stopped
+    ///   `AsyncHTTPClientTransport`) or left unread (the reader stopped
     ///   early, or was cancelled), nothing of it is stored.
     ///
     /// ```swift
@@ -75,12 +75,14 @@ extension CachingClient {
         let body = pending.keep.map { BodyKeeper.body(received, limit: limit, keep: $0) } ?? received
         if answer.response.statusCode == 304, pending.head.response.statusCode != 304 {
             // The caller's own conditions turned the answer into a 304 without a
-            // body: read it here, so that it is stored as `response(for:)` would,
-            // up to the limit (past that, nothing would be stored anyway).
-            var read = 0
-            for try await chunk in body {
-                read += chunk.count
-                if read > limit { break }
+            // body: read it here when the cache keeps it, so that it is stored as
+            // `response(for:)` would, up to the limit (past it, nothing would be).
+            if pending.keep != nil {
+                var read = 0
+                for try await chunk in body {
+                    read += chunk.count
+                    if read > limit { break }
+                }
             }
             return StreamingResponse(body: HTTPResponseBody(Data()), response: answer.response, source: answer.source)
         }

@@ -36,7 +36,7 @@ public protocol HTTPTransport: Sendable {
     /// ``send(_:)`` reports one.
     ///
     /// Default: ``send(_:)``, its whole body then handed over as one chunk. A
-    /// transport that can read a body in parts (``AsyncHTTPClientTransport``
+    /// transport that can read a body in parts (`AsyncHTTPClientTransport`
     /// does) implements this, so that a large body never has to fit in memory.
     func stream(_ request: URLRequest) async throws -> (HTTPResponseBody, HTTPURLResponse)
 
