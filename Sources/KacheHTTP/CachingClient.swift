@@ -163,12 +163,14 @@ public final class CachingClient: Sendable {
     /// ```
     public func response(for request: URLRequest) async throws -> Response {
         let preconditions = ClientPreconditions(request)
-        let answer = try await answer(to: request, preconditions: preconditions)
+        let answer = try await answer(to: request, preconditions: preconditions, delivery: .whole).collected()
         return finished(answer, preconditions: preconditions, request: request)
     }
 
-    /// The answer to `request` before the caller's own preconditions are evaluated.
-    private func answer(to request: URLRequest, preconditions: ClientPreconditions) async throws -> Response {
+    /// The answer to `request` before the caller's own preconditions are
+    /// evaluated, its body from the network still to be read when `delivery`
+    /// is ``BodyDelivery/streamed``.
+    func answer(to request: URLRequest, preconditions: ClientPreconditions, delivery: BodyDelivery) async throws -> PendingAnswer {
         let method = (request.httpMethod ?? "GET").uppercased()
         let requestDirectives = CacheControl(request: request)
         // The cache looks up, coalesces and revalidates without the caller's
@@ -176,18 +178,18 @@ public final class CachingClient: Sendable {
         let unconditional = preconditions.removed(from: request)
         if method == "HEAD", !preconditions.areForTheServer,
            let answer = await headFromStoredGET(unconditional, directives: requestDirectives) {
-            return answer
+            return PendingAnswer(answer)
         }
         guard method == "GET", let url = request.url, policy.shouldCache(url),
               !preconditions.areForTheServer, !requestDirectives.noStore,
               let primary = CacheKey(method: "GET", url: url)
         else {
-            return try await passThrough(request, method: method)
+            return try await passThrough(request, method: method, delivery: delivery)
         }
         var range: ByteRange?
         if let field = request.value(forHTTPHeaderField: "Range") {
             // Several ranges, or another unit: the server answers it, the cache stays out.
-            guard let single = ByteRange(field) else { return try await passThrough(request, method: method) }
+            guard let single = ByteRange(field) else { return try await passThrough(request, method: method, delivery: delivery) }
             range = single
         }
         let value = fieldValues(of: unconditional)
@@ -203,41 +205,65 @@ public final class CachingClient: Sendable {
             if let range {
                 if let part = stored.partialResponse(for: range, at: now) {
                     count { $0.freshHits += 1; $0.bytesSaved += UInt64(part.data.count) }
-                    return Response(data: part.data, response: part.response, source: .cache, cacheStatus: .hit(stored, at: now))
+                    return PendingAnswer(Response(data: part.data, response: part.response, source: .cache, cacheStatus: .hit(stored, at: now)))
                 }
             } else {
                 count { $0.freshHits += 1; $0.bytesSaved += UInt64(stored.body.count) }
-                return Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache, cacheStatus: .hit(stored, at: now))
+                return PendingAnswer(
+                    Response(data: stored.body, response: stored.httpResponse(at: now), source: .cache, cacheStatus: .hit(stored, at: now))
+                )
             }
         }
         let parts = range == nil ? nil : shareable(await store.lookup(primary.partsKey, value: { _ in nil }), with: exchange).response
         if let range, let parts, isUsable(parts, for: exchange, at: now), let part = parts.partialResponse(for: range, at: now) {
             count { $0.freshHits += 1; $0.bytesSaved += UInt64(part.data.count) }
-            return Response(data: part.data, response: part.response, source: .cache, cacheStatus: .hit(parts, at: now))
+            return PendingAnswer(Response(data: part.data, response: part.response, source: .cache, cacheStatus: .hit(parts, at: now)))
         }
         if range == nil, let stored = found.response, stored.canServeWhileRevalidating(at: now, policy: policy),
            !requestDirectives.noCache, requestDirectives.maxAge == nil, requestDirectives.minFresh == nil {
             revalidateInBackground(exchange, found: found)
             count { $0.staleWhileRevalidating += 1; $0.bytesSaved += UInt64(stored.body.count) }
-            return Response(
+            return PendingAnswer(Response(
                 data: stored.body, response: stored.httpResponse(at: now), source: .staleWhileRevalidating, cacheStatus: .hit(stored, at: now)
-            )
+            ))
         }
         if requestDirectives.onlyIfCached {
             // RFC 9111 section 5.2.1.7: nothing usable is stored, and the network is off limits.
             let timeout = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": "0"])!
-            return Response(data: Data(), response: timeout, source: .cache)
+            return PendingAnswer(Response(data: Data(), response: timeout, source: .cache))
         }
         let reason = forwardReason(found: found, hidden: lookup.response != nil && found.response == nil, parts: parts, exchange: exchange, at: now)
         if found.response == nil, !preconditions.isEmpty {
             // Nothing stored to evaluate the caller's conditions against: RFC 9111
             // section 4.3.2 leaves them to the server, and its 304 is passed on.
             exchange.request = request
-            var answer = try await coalescedFetch(exchange, found: found, reason: reason)
-            answer.preconditionsForwarded = true
+            var answer = try await networkAnswer(exchange, found: found, reason: reason, delivery: delivery)
+            answer.head.preconditionsForwarded = true
             return answer
         }
-        return try await coalescedFetch(exchange, found: found, reason: reason)
+        return try await networkAnswer(exchange, found: found, reason: reason, delivery: delivery)
+    }
+
+    /// The network's answer for `exchange`. A whole body is fetched once for
+    /// concurrent requests alike (``coalescedFetch(_:found:reason:)``); a
+    /// streamed one can't be shared, since its chunks go to one reader: a
+    /// stream joins a fetch already running (and gets its body whole), but
+    /// starts none that others could join.
+    private func networkAnswer(
+        _ exchange: Exchange, found: ResponseStore.Lookup, reason: CacheStatus.Forward, delivery: BodyDelivery
+    ) async throws -> PendingAnswer {
+        switch delivery {
+        case .whole:
+            return PendingAnswer(try await coalescedFetch(exchange, found: found, reason: reason))
+        case .streamed:
+            if let running = fetches.withLock({ $0[Self.coalescingKey(exchange)] }) {
+                count { $0.coalesced += 1 }
+                var answer = try await running.value
+                answer.cacheStatus?.collapsed = true
+                return PendingAnswer(answer)
+            }
+            return try await fetch(exchange, found: found, reason: reason, delivery: .streamed)
+        }
     }
 
     /// Why a request that found nothing it may use goes to the server, for `Cache-Status`.
@@ -257,7 +283,7 @@ public final class CachingClient: Sendable {
 
     /// `answer` as the caller gets it: a `304 Not Modified` instead when it is a
     /// `2xx` the caller's own `If-None-Match` or `If-Modified-Since` says it has.
-    private func finished(_ answer: Response, preconditions: ClientPreconditions, request: URLRequest) -> Response {
+    func finished(_ answer: Response, preconditions: ClientPreconditions, request: URLRequest) -> Response {
         var answer = answer
         if !answer.preconditionsForwarded, !preconditions.isEmpty, let url = request.url, preconditions.selectNotModified(answer.response) {
             answer.response = ClientPreconditions.notModified(insteadOf: answer.response, url: url)
@@ -374,7 +400,7 @@ public final class CachingClient: Sendable {
         let key = Self.coalescingKey(exchange)
         let (task, started) = fetches.withLock { running -> (Task<Response, any Error>, Bool) in
             if let task = running[key] { return (task, false) }
-            let task = Task { try await self.fetch(exchange, found: found, reason: reason) }
+            let task = Task { try await self.fetch(exchange, found: found, reason: reason, delivery: .whole).collected() }
             running[key] = task
             return (task, true)
         }
@@ -397,7 +423,9 @@ public final class CachingClient: Sendable {
         return key
     }
 
-    private func fetch(_ exchange: Exchange, found: ResponseStore.Lookup, reason: CacheStatus.Forward) async throws -> Response {
+    private func fetch(
+        _ exchange: Exchange, found: ResponseStore.Lookup, reason: CacheStatus.Forward, delivery: BodyDelivery
+    ) async throws -> PendingAnswer {
         let stored = found.response
         var status = CacheStatus(forward: reason)
         var conditional = exchange.request
@@ -408,7 +436,7 @@ public final class CachingClient: Sendable {
                 conditional.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since")
             }
         }
-        var answer = try await send(conditional, fallback: stored)
+        var answer = try await send(conditional, fallback: stored, delivery: delivery)
         if case let .answered(_, response, requestTime, responseTime) = answer, response.statusCode == 304,
            let stored, stored.hasValidator {
             let notModified = HeaderFields(response)
@@ -419,13 +447,15 @@ public final class CachingClient: Sendable {
                 status.ttl = CacheStatus.ttl(of: refreshed, at: responseTime)
                 if let range = exchange.range, let part = refreshed.partialResponse(for: range, at: responseTime) {
                     count { $0.revalidations += 1; $0.bytesSaved += UInt64(part.data.count) }
-                    return Response(data: part.data, response: part.response, source: .revalidated, cacheStatus: status)
+                    return PendingAnswer(Response(data: part.data, response: part.response, source: .revalidated, cacheStatus: status))
                 }
                 count { $0.revalidations += 1; $0.bytesSaved += UInt64(stored.body.count) }
-                return Response(data: refreshed.body, response: refreshed.httpResponse(at: responseTime), source: .revalidated, cacheStatus: status)
+                return PendingAnswer(
+                    Response(data: refreshed.body, response: refreshed.httpResponse(at: responseTime), source: .revalidated, cacheStatus: status)
+                )
             }
             // The 304 names another representation than the stored one: ask again, unconditionally.
-            answer = try await send(exchange.request, fallback: stored)
+            answer = try await send(exchange.request, fallback: stored, delivery: delivery)
         }
         switch answer {
         case let .stale(response, forwardStatus):
@@ -434,28 +464,63 @@ public final class CachingClient: Sendable {
             status.forwardStatus = forwardStatus
             status.ttl = stored.map { CacheStatus.ttl(of: $0, at: now) }
             if let range = exchange.range, let stored, let part = stored.partialResponse(for: range, at: now) {
-                return Response(data: part.data, response: part.response, source: .staleOnError, cacheStatus: status)
+                return PendingAnswer(Response(data: part.data, response: part.response, source: .staleOnError, cacheStatus: status))
             }
             var response = response
             response.cacheStatus = status
-            return response
-        case let .answered(data, response, requestTime, responseTime):
+            return PendingAnswer(response)
+        case let .answered(body, response, requestTime, responseTime):
             count { $0.misses += 1 }
             let headers = HeaderFields(response)
             let url = response.url ?? exchange.request.url!
             status.forwardStatus = response.statusCode
+            var pending = PendingAnswer(
+                head: Response(data: Data(), response: response, source: .network, cacheStatus: status), body: body
+            )
             if exchange.range != nil, response.statusCode == 206 {
-                status.stored = await keepPart(data, headers: headers, url: url, exchange: exchange, requestTime: requestTime, responseTime: responseTime)
+                pending.keep = { [self, status] data in
+                    var status = status
+                    if let data {
+                        status.stored = await keepPart(
+                            data, headers: headers, url: url, exchange: exchange, requestTime: requestTime, responseTime: responseTime
+                        )
+                    } else {
+                        count { $0.tooLargeToStore += 1 }
+                    }
+                    return status
+                }
             } else if exchange.range == nil || response.statusCode == 200 {
                 // A 200 to a Range request is the complete representation: the server ignored the range.
-                let record = CachedResponse(
-                    key: exchange.primary.full, url: url, status: response.statusCode, headers: headers,
-                    body: data, requestTime: requestTime, responseTime: responseTime, policy: policy
-                )
-                status.stored = await keep(record, exchange: exchange, found: found, now: responseTime)
-                if status.stored { status.ttl = CacheStatus.ttl(of: record, at: responseTime) }
+                let policy = self.policy
+                let record = { @Sendable (body: Data) in
+                    CachedResponse(
+                        key: exchange.primary.full, url: url, status: response.statusCode, headers: headers,
+                        body: body, requestTime: requestTime, responseTime: responseTime, policy: policy
+                    )
+                }
+                if CachedResponse.isStorable(
+                    status: response.statusCode, headers: headers, request: exchange.directives, authorized: exchange.authorized, policy: policy
+                ) {
+                    pending.keep = { [self, status] data in
+                        var status = status
+                        guard let data else {
+                            // Too long to store: what was stored is outdated all the same.
+                            count { $0.tooLargeToStore += 1 }
+                            if found.response != nil { await store.remove(found.key) }
+                            return status
+                        }
+                        let record = record(data)
+                        status.stored = await keep(record, exchange: exchange, found: found, now: responseTime)
+                        if status.stored { status.ttl = CacheStatus.ttl(of: record, at: responseTime) }
+                        return status
+                    }
+                } else {
+                    // Never stored, whatever its body: `keep` removes what was stored at
+                    // once, and nobody needs to wait for the body.
+                    await keep(record(Data()), exchange: exchange, found: found, now: responseTime)
+                }
             }
-            return Response(data: data, response: response, source: .network, cacheStatus: status)
+            return pending
         }
     }
 
@@ -466,7 +531,7 @@ public final class CachingClient: Sendable {
         revalidations.withLock { running in
             guard running[key] == nil else { return }
             running[key] = Task { [self] in
-                _ = try? await fetch(exchange, found: found, reason: .stale)
+                _ = try? await fetch(exchange, found: found, reason: .stale, delivery: .whole).collected()
                 _ = revalidations.withLock { $0.removeValue(forKey: key) }
             }
         }
@@ -476,7 +541,8 @@ public final class CachingClient: Sendable {
 
     /// What the network gave: a response, or a stale stored one standing in for an error.
     private enum Answer {
-        case answered(Data, HTTPURLResponse, requestTime: Date, responseTime: Date)
+        /// The body is still to be read when it was asked for as ``BodyDelivery/streamed``.
+        case answered(HTTPResponseBody, HTTPURLResponse, requestTime: Date, responseTime: Date)
         /// `forwardStatus`: the server's error status, nil when it could not be reached.
         case stale(Response, forwardStatus: Int?)
     }
@@ -486,12 +552,14 @@ public final class CachingClient: Sendable {
 
     /// Sends `request`; when the network fails, or the server answers with an
     /// error, `fallback` stands in if it may still be served stale.
-    private func send(_ request: URLRequest, fallback: CachedResponse?) async throws -> Answer {
+    /// An error while a streamed body is read comes later, to its reader: by
+    /// then the status is out, and no stale response can stand in.
+    private func send(_ request: URLRequest, fallback: CachedResponse?, delivery: BodyDelivery) async throws -> Answer {
         let requestTime = cache.configuration.clock.now()
-        let data: Data
+        let body: HTTPResponseBody
         let response: HTTPURLResponse
         do {
-            (data, response) = try await transport.send(forwarded(request))
+            (body, response) = try await transmit(forwarded(request), delivery: delivery)
         } catch where HTTPTransportError.isNetworkFailure(error) {
             let now = cache.configuration.clock.now()
             if let fallback, fallback.canServeStale(at: now, policy: policy) {
@@ -506,18 +574,37 @@ public final class CachingClient: Sendable {
                 forwardStatus: response.statusCode
             )
         }
-        return .answered(data, response, requestTime: requestTime, responseTime: responseTime)
+        return .answered(body, response, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// `request` through the transport: its whole body at once, or a body still to be read.
+    private func transmit(_ request: URLRequest, delivery: BodyDelivery) async throws -> (HTTPResponseBody, HTTPURLResponse) {
+        switch delivery {
+        case .whole:
+            let (data, response) = try await transport.send(request)
+            return (HTTPResponseBody(data), response)
+        case .streamed:
+            return try await transport.stream(request)
+        }
     }
 
     /// A request the cache stays out of. A successful unsafe method
     /// invalidates the stored GET response of its URL; a POST response that
     /// names its own URL in `Content-Location` and states its lifetime then
     /// answers later GETs of that URL (RFC 9111 section 4).
-    private func passThrough(_ request: URLRequest, method: String) async throws -> Response {
+    private func passThrough(_ request: URLRequest, method: String, delivery: BodyDelivery) async throws -> PendingAnswer {
         count { $0.bypassed += 1 }
         let requestTime = cache.configuration.clock.now()
-        let (data, response) = try await transport.send(forwarded(request))
+        let (body, response) = try await transmit(forwarded(request), delivery: delivery)
         let responseTime = cache.configuration.clock.now()
+        let reason: CacheStatus.Forward = method == "GET" || method == "HEAD" ? .bypass : .method
+        var pending = PendingAnswer(
+            head: Response(
+                data: Data(), response: response, source: .network, preconditionsForwarded: true,
+                cacheStatus: CacheStatus(forward: reason, forwardStatus: response.statusCode)
+            ),
+            body: body
+        )
         if !CachingClient.safeMethods.contains(method), (200 ..< 400).contains(response.statusCode), let url = request.url {
             await removeCachedResponse(for: url)
             // RFC 9111 section 4.4: the URLs in Location and Content-Location too,
@@ -529,13 +616,15 @@ public final class CachingClient: Sendable {
                 else { continue }
                 await removeCachedResponse(for: target)
             }
-            if method == "POST" { await keepPOSTResponse(data, response, request: request, requestTime: requestTime, responseTime: responseTime) }
+            if method == "POST" {
+                pending.keep = { [self] data in
+                    // One too long to store is not counted: most POST responses are never meant for storing.
+                    if let data { await keepPOSTResponse(data, response, request: request, requestTime: requestTime, responseTime: responseTime) }
+                    return nil
+                }
+            }
         }
-        let reason: CacheStatus.Forward = method == "GET" || method == "HEAD" ? .bypass : .method
-        return Response(
-            data: data, response: response, source: .network, preconditionsForwarded: true,
-            cacheStatus: CacheStatus(forward: reason, forwardStatus: response.statusCode)
-        )
+        return pending
     }
 
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]

@@ -26,6 +26,11 @@ public struct HTTPCacheStatistics: Sendable, Equatable, Codable {
     /// Responses the cache engine refused to store (too large, disk full…);
     /// the caller still got the response.
     public var storeFailures: UInt64 = 0
+    /// Responses ``CachingClient/stream(for:)`` passed through without storing
+    /// them, because their body grew longer than the cache stores (the cache's
+    /// `maximumValueSize`) and was no longer kept in memory for it. The caller
+    /// still got the whole body.
+    public var tooLargeToStore: UInt64 = 0
     /// Requests that went to the network without the cache: other methods than
     /// GET, URLs the policy excludes, requests with their own conditional fields
     /// or with `Cache-Control: no-store`.

@@ -29,6 +29,17 @@ public protocol HTTPTransport: Sendable {
     /// already decoded of any `Content-Encoding` the transport applied for itself.
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
 
+    /// Sends `request` and returns as soon as the status and header fields
+    /// are in, with the body still to be read, chunk by chunk, as it arrives
+    /// (``CachingClient/stream(for:)`` goes through it). The body is as
+    /// ``send(_:)`` would return it; an error while it is read is reported as
+    /// ``send(_:)`` reports one.
+    ///
+    /// Default: ``send(_:)``, its whole body then handed over as one chunk. A
+    /// transport that can read a body in parts (`AsyncHTTPClientTransport`
+    /// does) implements this, so that a large body never has to fit in memory.
+    func stream(_ request: URLRequest) async throws -> (HTTPResponseBody, HTTPURLResponse)
+
     /// Header fields the transport adds to every request it sends (a
     /// session's `httpAdditionalHeaders`), so that `Vary` sees them. Default: none.
     var additionalHeaderFields: [String: String] { get }
@@ -37,6 +48,12 @@ public protocol HTTPTransport: Sendable {
 extension HTTPTransport {
     /// None.
     public var additionalHeaderFields: [String: String] { [:] }
+
+    /// ``send(_:)``, its whole body as one chunk.
+    public func stream(_ request: URLRequest) async throws -> (HTTPResponseBody, HTTPURLResponse) {
+        let (data, response) = try await send(request)
+        return (HTTPResponseBody(data), response)
+    }
 }
 
 /// Why a transport could not produce a usable response.
@@ -50,7 +67,8 @@ public enum HTTPTransportError: Error, Sendable, Equatable, CustomStringConverti
     /// timed out) before a whole response arrived. A stale response may stand
     /// in for it (`stale-if-error`).
     case network(url: URL?, detail: String)
-    /// The body is longer than the transport collects (it hands the cache whole bodies).
+    /// The body is longer than the transport collects in memory for ``HTTPTransport/send(_:)``
+    /// (``HTTPTransport/stream(_:)`` has no such limit).
     case bodyTooLarge(url: URL?, limit: Int)
 
     /// A sentence that says what went wrong, naming the URL when it is known.

@@ -31,10 +31,12 @@ import FoundationNetworking
 /// deflate bodies, and the cache would store decoded bytes under the
 /// server's `Content-Encoding`.
 ///
-/// **Bodies are whole.** ``HTTPTransport`` takes a response with its whole
-/// body, so the body is collected in memory, up to ``maximumBodySize``
-/// bytes; a longer one fails the request with
-/// ``HTTPTransportError/bodyTooLarge(url:limit:)``.
+/// **Bodies, whole or streamed.** ``send(_:)`` (behind
+/// ``CachingClient/response(for:)`` and ``CachingClient/data(for:)``)
+/// collects the body in memory, up to ``maximumBodySize`` bytes; a longer
+/// one fails the request with ``HTTPTransportError/bodyTooLarge(url:limit:)``.
+/// ``stream(_:)`` (behind ``CachingClient/stream(for:)``) hands the body over
+/// chunk by chunk as it arrives, whatever its length.
 ///
 /// **Errors.** A failure to connect, a timeout, or a connection the server
 /// closes before a whole response arrived is
@@ -49,7 +51,7 @@ import FoundationNetworking
 public struct AsyncHTTPClientTransport: HTTPTransport {
     /// The client requests go through.
     public let client: HTTPClient
-    /// The longest body collected, in bytes.
+    /// The longest body ``send(_:)`` collects, in bytes; ``stream(_:)`` has no limit.
     public let maximumBodySize: Int
 
     /// The default of ``maximumBodySize``: 64 MiB.
@@ -98,12 +100,47 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
 
     /// Sends `request` (its method, header fields, and body: `httpBody`, or
     /// `httpBodyStream` read whole first) with the request's
-    /// `timeoutInterval` as the deadline of the whole exchange, body included.
+    /// `timeoutInterval` as the deadline of the whole exchange, body included,
+    /// and collects the body, up to ``maximumBodySize`` bytes.
     /// - Throws: ``HTTPTransportError/network(url:detail:)`` when the server
     ///   can't be reached or the exchange breaks off;
     ///   ``HTTPTransportError/bodyTooLarge(url:limit:)``; `CancellationError`;
     ///   AsyncHTTPClient's errors about the request itself.
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let (response, http, url) = try await execute(request)
+        let body: ByteBuffer
+        do {
+            body = try await response.body.collect(upTo: maximumBodySize)
+        } catch {
+            throw AsyncHTTPClientTransport.transportError(error, url: url, limit: maximumBodySize)
+        }
+        return (Data(body.readableBytesView), http)
+    }
+
+    /// Sends `request` as ``send(_:)`` does, and returns once the status and
+    /// header fields are in; the body is read from the connection as its
+    /// reader asks for it, never collected, so ``maximumBodySize`` does not
+    /// apply. The request's `timeoutInterval` is still the deadline of the
+    /// whole exchange, reading included.
+    ///
+    /// AsyncHTTPClient reads from the connection only as the reader asks for
+    /// chunks, and its read timeout (`configuration.timeout.read`) runs while
+    /// the reader does not ask: a reader that pauses longer than that between
+    /// chunks gets ``HTTPTransportError/network(url:detail:)`` (`readTimeout`).
+    ///
+    /// An error while the body is read reads as one from ``send(_:)``: a
+    /// connection that broke off is ``HTTPTransportError/network(url:detail:)``,
+    /// cancellation `CancellationError`. A reader that stops early ends the exchange.
+    /// - Throws: as ``send(_:)``, except ``HTTPTransportError/bodyTooLarge(url:limit:)``.
+    public func stream(_ request: URLRequest) async throws -> (HTTPResponseBody, HTTPURLResponse) {
+        let (response, http, url) = try await execute(request)
+        return (HTTPResponseBody(ReceivedChunks(body: response.body, url: url)), http)
+    }
+
+    /// Sends `request` and waits for the status and header fields.
+    /// - Returns: AsyncHTTPClient's response, with its body still to be read;
+    ///   the status and fields as Foundation's response; the request's URL.
+    private func execute(_ request: URLRequest) async throws -> (HTTPClientResponse, HTTPURLResponse, URL) {
         guard let url = request.url else { throw HTTPTransportError.notHTTP(url: nil) }
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
@@ -117,10 +154,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         let seconds = request.timeoutInterval.isFinite ? min(max(request.timeoutInterval, 0), 86_400) : 86_400
         let deadline = NIODeadline.now() + .nanoseconds(Int64(seconds * 1e9))
         let response: HTTPClientResponse
-        let body: ByteBuffer
         do {
             response = try await client.execute(outgoing, deadline: deadline)
-            body = try await response.body.collect(upTo: maximumBodySize)
         } catch {
             throw AsyncHTTPClientTransport.transportError(error, url: url, limit: maximumBodySize)
         }
@@ -129,7 +164,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             url: response.url ?? url, statusCode: Int(response.status.code), httpVersion: version,
             headerFields: AsyncHTTPClientTransport.combined(response.headers)
         ) else { throw HTTPTransportError.notHTTP(url: url) }
-        return (Data(body.readableBytesView), http)
+        return (response, http, url)
     }
 
     /// The whole of a request's body stream.
@@ -183,6 +218,35 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         .tlsHandshakeTimeout, .socksHandshakeTimeout, .httpProxyHandshakeTimeout, .getConnectionFromPoolTimeout,
         .invalidProxyResponse,
     ]
+}
+
+/// AsyncHTTPClient's body as the cache reads it: each `ByteBuffer` as
+/// `Data`, and an error while reading as ``AsyncHTTPClientTransport/send(_:)``
+/// reports it.
+private struct ReceivedChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+
+    let body: HTTPClientResponse.Body
+    let url: URL
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var buffers: HTTPClientResponse.Body.AsyncIterator
+        let url: URL
+
+        mutating func next() async throws -> Data? {
+            do {
+                guard let buffer = try await buffers.next() else { return nil }
+                return Data(buffer.readableBytesView)
+            } catch {
+                // No limit applies while streaming, so the limit reported is never read.
+                throw AsyncHTTPClientTransport.transportError(error, url: url, limit: 0)
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(buffers: body.makeAsyncIterator(), url: url)
+    }
 }
 
 /// The client behind ``AsyncHTTPClientTransport/sharedClient``; a global,

@@ -19,7 +19,7 @@ import KacheMetrics
 /// statistics' fields: `kache_http_fresh_hits`, `kache_http_revalidations`,
 /// `kache_http_misses`, `kache_http_stale_on_error`,
 /// `kache_http_stale_while_revalidating`, `kache_http_stores`,
-/// `kache_http_store_failures`, `kache_http_bypassed`, `kache_http_coalesced`,
+/// `kache_http_store_failures`, `kache_http_too_large_to_store`, `kache_http_bypassed`, `kache_http_coalesced`,
 /// `kache_http_bytes_saved`. The cache under the client has its own
 /// reporter, `KacheMetricsReporter`.
 public final class HTTPCacheMetricsReporter: Sendable {
@@ -42,6 +42,7 @@ public final class HTTPCacheMetricsReporter: Sendable {
                 Reading("stale_while_revalidating") { $0.staleWhileRevalidating },
                 Reading("stores") { $0.stores },
                 Reading("store_failures") { $0.storeFailures },
+                Reading("too_large_to_store") { $0.tooLargeToStore },
                 Reading("bypassed") { $0.bypassed },
                 Reading("coalesced") { $0.coalesced },
                 Reading("bytes_saved") { $0.bytesSaved },

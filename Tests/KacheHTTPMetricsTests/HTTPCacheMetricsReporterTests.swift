@@ -91,7 +91,8 @@ enum HTTPDate {
         let expected: [(String, UInt64)] = [
             ("fresh_hits", statistics.freshHits), ("revalidations", statistics.revalidations), ("misses", statistics.misses),
             ("stale_on_error", statistics.staleOnError), ("stale_while_revalidating", statistics.staleWhileRevalidating),
-            ("stores", statistics.stores), ("store_failures", statistics.storeFailures), ("bypassed", statistics.bypassed),
+            ("stores", statistics.stores), ("store_failures", statistics.storeFailures),
+            ("too_large_to_store", statistics.tooLargeToStore), ("bypassed", statistics.bypassed),
             ("coalesced", statistics.coalesced), ("bytes_saved", statistics.bytesSaved),
         ]
         for (name, value) in expected {

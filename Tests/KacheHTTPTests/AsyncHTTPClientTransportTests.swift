@@ -129,8 +129,8 @@ import FoundationNetworking
         #expect(failed == url)
     }
 
-    /// Bodies are collected whole, up to the limit; a longer one fails the
-    /// request and nothing is stored.
+    /// `send` collects bodies whole, up to the limit; a longer one fails the
+    /// request and nothing is stored (`StreamingTests` streams them instead).
     @Test func aBodyOverTheLimitFailsTheRequest() async throws {
         let server = try TestServer()
         defer { server.stop() }
@@ -143,6 +143,29 @@ import FoundationNetworking
         }
         #expect(error == .bodyTooLarge(url: server.url("/r/large?cc=max-age%3D60&size=1001"), limit: 1000))
         #expect(cache.statistics.entries == 1)
+    }
+
+    /// `stream` hands the body over in the chunks it arrives in, as received
+    /// (gzip stays gzip), past `maximumBodySize`.
+    @Test func aStreamedBodyArrivesInChunksAsReceived() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let transport = AsyncHTTPClientTransport(client: HTTPFixture.streamingHTTPClient, maximumBodySize: 1000)
+        let (body, response) = try await transport.stream(URLRequest(url: server.url("/r/streamed?fixed=200000&gzip=1")))
+        #expect(response.statusCode == 200)
+        #expect(response.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
+        var received = Data()
+        for try await chunk in body {
+            received.append(chunk)
+        }
+        #expect(Array(received.prefix(2)) == [0x1F, 0x8B])
+        #expect(received.count == Int(response.value(forHTTPHeaderField: "Content-Length") ?? ""))
+
+        let (plain, _) = try await transport.stream(URLRequest(url: server.url("/r/streamed-plain?fixed=200000")))
+        var chunks: [Data] = []
+        for try await chunk in plain { chunks.append(chunk) }
+        #expect(chunks.count > 1)
+        #expect(chunks.reduce(0) { $0 + $1.count } == 200_000)
     }
 
     /// How AsyncHTTPClient's errors read to the cache.

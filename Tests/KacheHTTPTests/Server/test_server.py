@@ -22,6 +22,7 @@ launched process's when python3 is a wrapper script such as a pyenv shim). Every
   size=N            the body is padded to at least N bytes
   fixed=N           the body is N bytes that depend only on their offset:
                     chr(65 + (offset * 7) % 26), the same on every request
+  fixed_v2=N        from version 2 on (see /__bump), the body is N such bytes
   ranges=1          a single-range Range request (bytes=a-b, a-, -n) gets a 206
                     with Content-Range, or a 416 when unsatisfiable
   content_location=self|VALUE  Content-Location: the request's own path and query, or VALUE
@@ -31,6 +32,12 @@ launched process's when python3 is a wrapper script such as a pyenv shim). Every
   disconnect_after=N  requests after the N-th get no answer: the server reads
                     the request and closes the connection (the conformance
                     suite's "disconnect", as in stale-close-must-revalidate)
+  cut_after=N       the body is cut off: the whole Content-Length is announced,
+                    N bytes of the body are sent, and the connection is closed
+  stall_after=N     the body stops after its first N bytes until /__release
+                    names its path (at most 30 seconds), then the rest follows
+                    (a reader can stop or be cancelled while the body is
+                    surely still on its way, however slow the machine)
 
 A request whose If-None-Match matches the ETag (or, without an ETag, whose
 If-Modified-Since is not before Last-Modified) gets a 304 with the same fields
@@ -39,6 +46,7 @@ and no body. Every response has X-Request-Count: the requests to that path so fa
 Control paths:
   /__stats?path=P   JSON {"count": requests to P, "last": the last request's fields (lowercased)}
   /__bump?path=P    a new version of P (new ETag and Last-Modified)
+  /__release?path=P lets the stalled bodies of P (stall_after) go on, and those to come
   /__advance?seconds=N  moves the server's clock (its Date and Expires fields)
                     N seconds forward, as the tests move their client's clock;
                     it moves by nothing else (it stands at the server's start)
@@ -68,6 +76,12 @@ LAST_FIELDS = {}
 VERSIONS = {}
 LAST_ACTIVITY = [time.monotonic()]
 CLOCK_OFFSET = [0.0]
+RELEASES = {}
+
+
+def release_event(path):
+    with LOCK:
+        return RELEASES.setdefault(path, threading.Event())
 
 
 def http_date(seconds):
@@ -109,6 +123,9 @@ class Handler(BaseHTTPRequestHandler):
                 CLOCK_OFFSET[0] += float(query.get("seconds", ["0"])[0])
                 answer = {"offset": CLOCK_OFFSET[0]}
             return self.reply(200, [("Content-Type", "application/json")], json.dumps(answer).encode())
+        if url.path == "/__release":
+            release_event(query.get("path", [""])[0]).set()
+            return self.reply(200, [("Content-Type", "application/json")], b"{}")
         if url.path == "/__bump":
             path = query.get("path", [""])[0]
             with LOCK:
@@ -192,7 +209,9 @@ class Handler(BaseHTTPRequestHandler):
         if len(data) < size:
             data += b"." * (size - len(data))
         if one("fixed") is not None:
-            data = bytes(65 + (offset * 7) % 26 for offset in range(int(one("fixed"))))
+            data = fixed_bytes(int(one("fixed")))
+        if version >= 2 and one("fixed_v2") is not None:
+            data = fixed_bytes(int(one("fixed_v2")))
         status = int(one("status") or 200)
         if status in (204, 304):
             data = b""
@@ -214,7 +233,11 @@ class Handler(BaseHTTPRequestHandler):
         if one("gzip") == "1":
             data = gzip.compress(data)
             fields.append(("Content-Encoding", "gzip"))
-        self.reply(status, fields + [("Content-Type", "text/plain")], data, chunked=one("chunked") == "1")
+        self.reply(
+            status, fields + [("Content-Type", "text/plain")], data, chunked=one("chunked") == "1",
+            cut_after=None if one("cut_after") is None else int(one("cut_after")),
+            stall_after=None if one("stall_after") is None else int(one("stall_after")), path=path,
+        )
 
     def not_modified(self, etag, last_modified):
         if_none_match = self.headers.get("If-None-Match")
@@ -230,7 +253,7 @@ class Handler(BaseHTTPRequestHandler):
             return last_modified <= since
         return False
 
-    def reply(self, status, fields, body, chunked=False):
+    def reply(self, status, fields, body, chunked=False, cut_after=None, stall_after=None, path=None):
         self.send_response_only(status)
         for name, value in fields:
             self.send_header(name, value)
@@ -246,8 +269,31 @@ class Handler(BaseHTTPRequestHandler):
             if body:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
             self.wfile.write(b"0\r\n\r\n")
+        elif body and cut_after is not None:
+            self.close_connection = True
+            try:
+                self.wfile.write(body[:cut_after])
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        elif body and stall_after is not None:
+            # A client that stopped reading closes the connection during the stall.
+            try:
+                self.wfile.write(body[:stall_after])
+                self.wfile.flush()
+                release_event(path).wait(30)
+                self.wfile.write(body[stall_after:])
+            except OSError:
+                self.close_connection = True
         elif body:
             self.wfile.write(body)
+
+
+def fixed_bytes(count):
+    """chr(65 + (offset * 7) % 26) for each offset: a pattern of period 26, repeated."""
+    pattern = bytes(65 + (offset * 7) % 26 for offset in range(26))
+    return (pattern * (count // 26 + 1))[:count]
 
 
 def alive(pid):

@@ -89,6 +89,18 @@ struct HTTPFixture {
         return AsyncHTTPClientTransport.makeClient(configuration: configuration)
     }()
 
+    /// ``httpClient`` with a read timeout of 2 minutes, for tests that read a
+    /// body in many chunks. AsyncHTTPClient reads a streamed body only as its
+    /// reader asks, and its read timeout runs while the reader does not ask:
+    /// with the whole suite running, a test's task can wait longer than 10
+    /// seconds for a thread (TestServer's start blocks one while it waits).
+    static let streamingHTTPClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(120))
+        return AsyncHTTPClientTransport.makeClient(configuration: configuration)
+    }()
+
     /// Moves time forward for both sides: the client's clock and the server's
     /// `Date`, as real time would.
     func advance(by seconds: Int) async throws {

@@ -117,6 +117,11 @@ final class TestServer: Sendable {
         _ = try await control.data(from: url("/__bump?path=\(path)"))
     }
 
+    /// Lets the bodies of `path` that `stall_after` holds back go on (and those to come).
+    func release(_ path: String) async throws {
+        _ = try await control.data(from: url("/__release?path=\(path)"))
+    }
+
     /// Moves the server's clock forward (its `Date` and `Expires` fields); does
     /// nothing once the server is stopped.
     func advance(by seconds: Int) async throws {
