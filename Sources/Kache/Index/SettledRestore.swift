@@ -9,8 +9,8 @@ import KacheStorage
 /// 1. `pick` runs on the core that reads a segment, block by block as the
 ///    scan reads them (`BlockKeys`: fixed fields, a key a string only once
 ///    it is kept): it keeps the records whose sequence the manifest
-///    lists, numbers their key spaces, and hashes their keys into the
-///    index's shards;
+///    lists, numbers their key spaces, packs each as the index keeps it
+///    (`IndexShard.Entry`), and hashes its key into the index's shards;
 /// 2. `StoreState.restoreSettled` fills the shards on all cores, each under
 ///    its own lock (its table made just before), and keeps each shard's accounting apart;
 /// 3. then adds the sums to the key spaces, the disk budget and the segments' ledger.
