@@ -346,6 +346,12 @@ import Testing
             ("an empty key", block(BlockSections.columns([BlockSections.Fields(key: [], expiryOffset: 0, sequence: 1, valueLength: 4)], baseSequence: 1), fields: [fields[0]])),
             ("a tombstone with a value", block(BlockSections.columns([BlockSections.Fields(flags: 2, key: [65], expiryOffset: 0, sequence: 1, valueLength: 4)], baseSequence: 1), fields: [fields[0]])),
             ("a byte after the last column", block(BlockSections.columns(fields, baseSequence: 1) + [0])),
+            ("a key that is not UTF-8", block(BlockSections.columns([BlockSections.Fields(key: [0x6B, 0xFF], expiryOffset: 0, sequence: 1, valueLength: 4)], baseSequence: 1), fields: [fields[0]])),
+            // Whole as the keys lie back to back, but neither key is UTF-8 alone.
+            ("a character split between two keys", block(BlockSections.columns([
+                BlockSections.Fields(key: [0xC3], expiryOffset: 0, sequence: 1, valueLength: 4),
+                BlockSections.Fields(key: [0xA9], expiryOffset: 0, sequence: 2, valueLength: 4),
+            ], baseSequence: 1), fields: Array(fields[0 ..< 2]))),
         ]
         for (name, bytes) in hostile {
             #expect(throws: EntryFile.Damage.self, "\(name)") { try SegmentBlock.decode(bytes) }
