@@ -39,8 +39,8 @@ extension LiveClusterTests {
 
         /// A task in `withEventLoopAffinity` stays on its event loop from
         /// command to command, and every connection the client hands it runs
-        /// on that loop, so neither its writes nor its replies cross a thread.
-        /// `pipeline(_:)` runs on a loop the same way.
+        /// on that loop, so neither its writes nor its replies cross a thread;
+        /// `pipeline(_:)` called from it too.
         @Test(.timeLimit(.minutes(1))) func aTaskWithEventLoopAffinityStaysOnItsLoopAndItsConnections() async throws {
             try await LiveCluster.with { cluster in
                 let client = cluster.client()

@@ -168,13 +168,6 @@ public final class RedisClusterClient: Sendable {
     /// in the order of `commands`; a command that was redirected or lost its
     /// node is retried alone through ``send(_:policy:)``.
     public func pipeline(_ commands: [RedisCommand], policy: RetryPolicy? = nil) async -> [Result<RESPValue, RedisClientError>] {
-        // On one event loop, with connections on that loop: the batches are
-        // written, and their replies awaited, without waking a thread per
-        // node; the caller's task wakes the loop once and is woken once.
-        await withEventLoopAffinity { await pipelineOnLoop(commands, policy: policy) }
-    }
-
-    private func pipelineOnLoop(_ commands: [RedisCommand], policy: RetryPolicy?) async -> [Result<RESPValue, RedisClientError>] {
         var results = [Result<RESPValue, RedisClientError>?](repeating: nil, count: commands.count)
         var groups: [NodeAddress: [Int]] = [:]
         // The masters of the slots the map knows, read under one lock for the whole list.
