@@ -244,9 +244,11 @@ public final class RedisClusterClient: Sendable {
     /// resumes it where it already is; a task on Swift's global executor
     /// instead wakes the loop to write and is woken on another thread for the reply.
     ///
-    /// While `body` runs it holds the loop that the connections on it share:
-    /// keep it to work that does not block. A call inside one stays on its loop;
-    /// calls from outside are spread over the loops in turn.
+    /// What `body` does between its awaits runs on the loop that the
+    /// connections on it share: keep it to work that does not block. A call
+    /// inside one stays on its loop; calls from outside are spread over the
+    /// loops in turn. Actor-isolated code in `body` still runs on its actor's
+    /// executor; only the nonisolated code it calls moves to the loop.
     ///
     /// ```swift
     /// let values = try await client.withEventLoopAffinity {
