@@ -247,8 +247,9 @@ public final class RedisClusterClient: Sendable {
     /// What `body` does between its awaits runs on the loop that the
     /// connections on it share: keep it to work that does not block. A call
     /// inside one stays on its loop; calls from outside are spread over the
-    /// loops in turn. Actor-isolated code in `body` still runs on its actor's
-    /// executor; only the nonisolated code it calls moves to the loop.
+    /// loops in turn. Code isolated to an actor keeps that isolation: a
+    /// default actor runs it on the loop as well, an actor with an executor of
+    /// its own on that executor.
     ///
     /// ```swift
     /// let values = try await client.withEventLoopAffinity {
