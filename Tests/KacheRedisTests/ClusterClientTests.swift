@@ -37,6 +37,42 @@ extension LiveClusterTests {
             }
         }
 
+        /// A task in `withEventLoopAffinity` stays on its event loop from
+        /// command to command, and every connection the client hands it runs
+        /// on that loop, so neither its writes nor its replies cross a thread;
+        /// `pipeline(_:)` called from it too.
+        @Test(.timeLimit(.minutes(1))) func aTaskWithEventLoopAffinityStaysOnItsLoopAndItsConnections() async throws {
+            try await LiveCluster.with { cluster in
+                let client = cluster.client()
+                defer { Task { await client.shutdown() } }
+                let map = try await client.refreshTopology()
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for task in 0..<4 {
+                        group.addTask {
+                            try await client.withEventLoopAffinity {
+                                // The task runs on the loop of the first connection it is given.
+                                let loop = try await client.pool(for: map.masterNodes[0]).connection().eventLoop
+                                #expect(loop.inEventLoop)
+                                for index in 0..<60 {
+                                    let key = "affinity:\(task):\(index)"
+                                    try await client.send(RedisCommand(["SET", RESPArgument(key), RESPArgument(key)], keyIndex: 1))
+                                    #expect(try await client.send(RedisCommand(["GET", RESPArgument(key)], keyIndex: 1)).string == key)
+                                    #expect(loop.inEventLoop)
+                                }
+                                let replies = await client.pipeline((0..<60).map { RedisCommand(["GET", "affinity:\(task):\($0)"], keyIndex: 1) })
+                                #expect(try replies.map { try $0.get().string } == (0..<60).map { "affinity:\(task):\($0)" })
+                                #expect(loop.inEventLoop)
+                                for master in map.masterNodes {
+                                    #expect(try await client.pool(for: master).connection().eventLoop === loop)
+                                }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+
         /// One slot set migrating by hand (`CLUSTER SETSLOT … MIGRATING/IMPORTING`):
         /// a key the source does not hold is answered with ASK, followed once
         /// with ASKING on the target; when the slot is assigned, MOVED.

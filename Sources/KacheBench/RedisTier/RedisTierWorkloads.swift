@@ -90,21 +90,26 @@ struct RedisTierWorkloads: Sendable {
             let tiered = try await timedConcurrently(count: keys.count) { index in
                 try await cache.set(values[index], forKey: keys[index], ttl: ttl)
             }
-            let raw = try await pipelined(client, count: keys.count) { index in
+            let setCommand: @Sendable (Int) -> RedisCommand = { index in
                 RedisCommand(["SET", RESPArgument("raw:" + keys[index]), RESPArgument(ByteBuffer(bytes: values[index]))], keyIndex: 1)
             }
+            let raw = try await pipelined(client, count: keys.count, setCommand)
+            let rawOnLoops = try await pipelined(client, count: keys.count, onEventLoops: true, setCommand)
             context.value.progress.end()
             let floors = try floors(valueBytes: context.value.sizes.textValueBytes, requests: max(keys.count * 2, 100_000))
             recorder.record("tiered sets/s", Double(keys.count) / tiered, unit: .perSecond)
             recorder.compare("tiered sets/s", with: Self.setFloor, floors.sets)
             recorder.record("client SET/s, pipelined", Double(keys.count) / raw, unit: .perSecond)
             recorder.compare("client SET/s, pipelined", with: Self.setFloor, floors.sets)
+            recorder.record("client SET/s, pipelined, on its event loops", Double(keys.count) / rawOnLoops, unit: .perSecond)
+            recorder.compare("client SET/s, pipelined, on its event loops", with: Self.setFloor, floors.sets)
             recorder.record("shared-tier write errors", Double(cache.statistics.writeErrors), unit: .count, higherIsBetter: false)
             await cache.close()
             await client.shutdown()
         }
         return result(.w1, recorder, notes: [
             "tiered: \(tasks) tasks each awaiting its set (local tier in memory, then SET key record PXAT); client: batches of 16 SETs of the raw 1 KiB values, \(tasks) in flight",
+            "on its event loops: the same tasks, each in client.withEventLoopAffinity (run on the loops that hold the client's connections)",
             "floors: redis-benchmark --cluster\(cluster.tls == nil ? "" : " --tls") -t set,get -d \(context.value.sizes.textValueBytes) -P 16 (50 clients) on the same cluster, in the same run",
         ])
     }
@@ -138,10 +143,14 @@ struct RedisTierWorkloads: Sendable {
                 await cache.local.removeValue(forKey: sharedKeys[index])
                 _ = await cache.data(forKey: sharedKeys[index])
             }
-            let raw = try await pipelined(client, count: sharedKeys.count) { index in
+            let getCommand: @Sendable (Int) -> RedisCommand = { index in
                 RedisCommand(["GET", RESPArgument("kache:" + sharedKeys[index])], keyIndex: 1)
             }
-            let roundTrip = try await roundTrips(client, keys: Array(sharedKeys.prefix(20_000)))
+            let raw = try await pipelined(client, count: sharedKeys.count, getCommand)
+            let rawOnLoops = try await pipelined(client, count: sharedKeys.count, onEventLoops: true, getCommand)
+            let roundTripKeys = Array(sharedKeys.prefix(20_000))
+            let roundTrip = try await roundTrips(client, keys: roundTripKeys)
+            let roundTripOnLoop = try await client.withEventLoopAffinity { try await roundTrips(client, keys: roundTripKeys) }
             context.value.progress.end()
             let floors = try floors(valueBytes: context.value.sizes.textValueBytes, requests: 200_000)
             recorder.record("tiered gets/s from Redis", Double(sharedKeys.count) / shared, unit: .perSecond)
@@ -151,12 +160,18 @@ struct RedisTierWorkloads: Sendable {
             recorder.record("client round trip p50 µs", roundTrip.microseconds(atPercentile: 50), unit: .microseconds, higherIsBetter: false)
             recorder.compare("client round trip p50 µs", with: Self.roundTripFloor, floors.roundTripMicroseconds)
             recorder.record("client round trip p99 µs", roundTrip.microseconds(atPercentile: 99), unit: .microseconds, higherIsBetter: false)
+            recorder.record("client GET/s, pipelined, on its event loops", Double(sharedKeys.count) / rawOnLoops, unit: .perSecond)
+            recorder.compare("client GET/s, pipelined, on its event loops", with: Self.getFloor, floors.gets)
+            recorder.record("client round trip p50 µs, on its event loop", roundTripOnLoop.microseconds(atPercentile: 50), unit: .microseconds, higherIsBetter: false)
+            recorder.compare("client round trip p50 µs, on its event loop", with: Self.roundTripFloor, floors.roundTripMicroseconds)
+            recorder.record("client round trip p99 µs, on its event loop", roundTripOnLoop.microseconds(atPercentile: 99), unit: .microseconds, higherIsBetter: false)
             await cache.close()
             await client.shutdown()
         }
         return result(.w2, threads: threads, recorder, notes: [
             "local hits: \(threads) task(s) reading through TieredCache.data(forKey:); floor: the Mutex dictionary on \(threads) thread(s)",
             "from Redis: the local tier emptied before each get, \(tasks) tasks; round trip: one task, one GET at a time",
+            "on its event loop(s): the tasks run in client.withEventLoopAffinity, on the loops that hold the client's connections",
         ])
     }
 
@@ -226,20 +241,25 @@ struct RedisTierWorkloads: Sendable {
 
     // MARK: - Loops
 
-    /// Runs `body(i)` for i in 0..<count on ``tasks`` concurrent tasks; returns the seconds.
-    private func timedConcurrently(count: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
+    /// Runs `body(i)` for i in 0..<count on ``tasks`` concurrent tasks, each
+    /// on one of `loopsOf`'s event loops when given; returns the seconds.
+    private func timedConcurrently(count: Int, onEventLoopsOf loopsOf: RedisClusterClient? = nil,
+                                   _ body: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
         let next = SharedCounter()
         let box = context
         let start = MonotonicClock.now()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<tasks {
                 group.addTask {
-                    while true {
-                        let index = next.increment()
-                        guard index < count else { return }
-                        try await body(index)
-                        if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 { box.value.progress.advance(by: ProgressLine.stride) }
+                    func loop() async throws {
+                        while true {
+                            let index = next.increment()
+                            guard index < count else { return }
+                            try await body(index)
+                            if index & (ProgressLine.stride - 1) == ProgressLine.stride - 1 { box.value.progress.advance(by: ProgressLine.stride) }
+                        }
                     }
+                    if let loopsOf { try await loopsOf.withEventLoopAffinity { try await loop() } } else { try await loop() }
                 }
             }
             try await group.waitForAll()
@@ -248,10 +268,11 @@ struct RedisTierWorkloads: Sendable {
     }
 
     /// Sends `count` commands in batches of 16 through `client.pipeline`, ``tasks`` batches in flight.
-    private func pipelined(_ client: RedisClusterClient, count: Int, _ command: @escaping @Sendable (Int) -> RedisCommand) async throws -> Double {
+    private func pipelined(_ client: RedisClusterClient, count: Int, onEventLoops: Bool = false,
+                           _ command: @escaping @Sendable (Int) -> RedisCommand) async throws -> Double {
         let batches = (count + 15) / 16
         let failures = SharedCounter()
-        let seconds = try await timedConcurrently(count: batches) { batch in
+        let seconds = try await timedConcurrently(count: batches, onEventLoopsOf: onEventLoops ? client : nil) { batch in
             let commands = (batch * 16..<min(batch * 16 + 16, count)).map(command)
             for reply in await client.pipeline(commands) {
                 if case .failure = reply { failures.increment() }

@@ -21,6 +21,10 @@ import Synchronization
 ///   after any error or redirection from a replica, its further attempts go
 ///   to the master.
 ///
+/// A task sending commands one after another can run on one of the client's
+/// event loops (``withEventLoopAffinity(isolation:_:)``), where a round trip
+/// wakes no thread of this process.
+///
 /// ```swift
 /// let client = RedisClusterClient(configuration: .init(seeds: [NodeAddress(host: "127.0.0.1", port: 7000)]))
 /// try await client.send(RedisCommand(["SET", "k", "v"], keyIndex: 1))
@@ -45,11 +49,15 @@ public final class RedisClusterClient: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The loops that hold a connection of every pool (see ``NodeConnectionPool``), as task executors.
+    private let loopExecutors: [EventLoopTaskExecutor]
+    private let nextLoop = Atomic<UInt>(0)
 
     /// Creates a client; it connects on first use (or ``refreshTopology()``).
     public init(configuration: RedisClusterConfiguration, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.configuration = configuration
         self.group = group
+        loopExecutors = group.makeIterator().prefix(max(configuration.connectionsPerNode, 1)).map(EventLoopTaskExecutor.init)
     }
 
     /// The default retry policy, from the configuration.
@@ -225,6 +233,38 @@ public final class RedisClusterClient: Sendable {
             }
         }
         return results.map { $0! }
+    }
+
+    // MARK: - Event loops
+
+    /// Runs `body` in a task that prefers one of the client's event loops as
+    /// its executor (`withTaskExecutorPreference`): its nonisolated code runs
+    /// on the loop's thread, and the client hands it connections on that loop.
+    /// A command it sends is then written from the loop itself, and the reply
+    /// resumes it where it already is; a task on Swift's global executor
+    /// instead wakes the loop to write and is woken on another thread for the reply.
+    ///
+    /// What `body` does between its awaits runs on the loop that the
+    /// connections on it share: keep it to work that does not block. A call
+    /// inside one stays on its loop; calls from outside are spread over the
+    /// loops in turn. Code isolated to an actor keeps that isolation: a
+    /// default actor runs it on the loop as well, an actor with an executor of
+    /// its own on that executor.
+    ///
+    /// ```swift
+    /// let values = try await client.withEventLoopAffinity {
+    ///     var values: [RESPValue] = []
+    ///     for key in keys { values.append(try await client.send(RedisCommand(["GET", RESPArgument(key)], keyIndex: 1))) }
+    ///     return values
+    /// }
+    /// ```
+    public func withEventLoopAffinity<T, Failure: Error>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let executor = loopExecutors.first { $0.loop.inEventLoop }
+            ?? loopExecutors[Int(nextLoop.wrappingAdd(1, ordering: .relaxed).oldValue % UInt(loopExecutors.count))]
+        return try await withTaskExecutorPreference(executor, isolation: isolation, operation: body)
     }
 
     // MARK: - Topology

@@ -4,6 +4,12 @@ import Synchronization
 /// A fixed number of connections to one node, opened on first use, used in
 /// turn (each carries many pipelined commands), and reopened after they fail.
 ///
+/// Connection i is opened on the group's event loop i (modulo their count),
+/// so that the loops share the pool's connections. A caller running on one of
+/// those loops (``RedisClusterClient/withEventLoopAffinity(isolation:_:)``)
+/// is given a connection of its own loop: its command and its reply then
+/// cross no thread.
+///
 /// After a failed connect the node is in back-off: until the delay passes,
 /// callers fail at once with ``RedisClientError/nodeBackingOff(_:)`` instead
 /// of each waiting for a connect timeout of their own. That keeps a `get`
@@ -18,7 +24,8 @@ final class NodeConnectionPool: Sendable {
     let isReadOnly: Bool
     private let options: RedisConnection.Options
     private let backoff: Backoff
-    private let group: any EventLoopGroup
+    /// The group's loops, in the order connections are spread over them.
+    private let loops: [any EventLoop]
     private let onPush: @Sendable (RESPValue) -> Void
 
     private enum Slot {
@@ -44,7 +51,7 @@ final class NodeConnectionPool: Sendable {
         self.isReadOnly = isReadOnly
         self.options = options
         self.backoff = backoff
-        self.group = group
+        loops = Array(group.makeIterator())
         self.onPush = onPush
         state = Mutex(State(slots: Array(repeating: .empty, count: max(size, 1))))
     }
@@ -59,8 +66,7 @@ final class NodeConnectionPool: Sendable {
         enum Step { case use(RedisConnection), wait(EventLoopFuture<RedisConnection>), open(Int, EventLoopPromise<RedisConnection>) }
         let step: Step = try state.withLock { state throws(RedisClientError) in
             guard !state.isClosed else { throw .shutDown }
-            let index = state.next
-            state.next = (state.next + 1) % state.slots.count
+            let index = nextSlot(&state)
             switch state.slots[index] {
             case let .ready(connection) where connection.isActive:
                 return .use(connection)
@@ -68,7 +74,7 @@ final class NodeConnectionPool: Sendable {
                 return .wait(future)
             case .ready, .empty:
                 if let retryAt = state.retryAt, ContinuousClock.now < retryAt { throw state.refusal ?? .nodeBackingOff(address) }
-                let promise = group.next().makePromise(of: RedisConnection.self)
+                let promise = loop(of: index).makePromise(of: RedisConnection.self)
                 state.slots[index] = .connecting(promise.futureResult)
                 return .open(index, promise)
             }
@@ -80,7 +86,7 @@ final class NodeConnectionPool: Sendable {
             do { return try await future.get() } catch { throw (error as? RedisClientError) ?? .connectionClosed(address) }
         case let .open(index, promise):
             do throws(RedisClientError) {
-                let connection = try await RedisConnection.connect(to: address, options: options, group: group, onPush: onPush)
+                let connection = try await RedisConnection.connect(to: address, options: options, group: loop(of: index), onPush: onPush)
                 if isReadOnly {
                     do throws(RedisClientError) {
                         try await connection.send(["READONLY"])
@@ -110,6 +116,24 @@ final class NodeConnectionPool: Sendable {
                 throw error
             }
         }
+    }
+
+    /// The loop that slot `index`'s connection runs on.
+    private func loop(of index: Int) -> any EventLoop {
+        loops[index % loops.count]
+    }
+
+    /// The slot to use next: in turn among those on the caller's event loop
+    /// when the caller runs on one that has any, else in turn among all.
+    private func nextSlot(_ state: inout State) -> Int {
+        let count = state.slots.count
+        defer { state.next = (state.next + 1) % count }
+        if loops.count > 1, let first = loops.firstIndex(where: { $0.inEventLoop }), first < count {
+            // Slots first, first + loops.count, …: those on this loop.
+            let onLoop = (count - first + loops.count - 1) / loops.count
+            return first + loops.count * (state.next % onLoop)
+        }
+        return state.next
     }
 
     /// Closes every connection; later calls fail with ``RedisClientError/shutDown``.

@@ -116,6 +116,9 @@ public final class RedisConnection: Sendable {
     /// Whether the connection is still open.
     public var isActive: Bool { channel.isActive }
 
+    /// The event loop the connection's reads and writes run on.
+    var eventLoop: any EventLoop { channel.eventLoop }
+
     /// Sends one command and returns its reply. An error reply is returned as
     /// `.error`, not thrown: the cluster client reads redirections from it.
     /// - Throws: ``RedisClientError/timeout(_:_:)``, ``RedisClientError/connectionClosed(_:)``,
@@ -153,7 +156,10 @@ public final class RedisConnection: Sendable {
 
     /// Encodes the request's commands into the outbox from the caller's
     /// thread; the first request of a burst schedules the one event-loop task
-    /// that writes them all.
+    /// that writes them all. From the loop's own thread (a task in
+    /// ``RedisClusterClient/withEventLoopAffinity(isolation:_:)``) scheduling
+    /// wakes nothing: the write runs later in the same pass of the loop, with
+    /// whatever other tasks added meanwhile.
     private func submit(_ request: RedisRequest, encode: (inout ByteBuffer) -> Void) {
         guard outbox.add(request, encode: encode) else { return }
         channel.eventLoop.execute { [handler, outbox] in
