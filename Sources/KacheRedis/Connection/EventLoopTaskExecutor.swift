@@ -7,6 +7,9 @@ import NIOCore
 /// Such a task, sending on a connection of the same loop, writes its command
 /// itself, and the handler's resuming it from `channelRead` only queues it on
 /// the loop it is already on: a round trip wakes no thread but the server's.
+///
+/// Why our own: swift-nio (2.101) makes an event loop a `SerialExecutor`,
+/// for actors, but offers no `TaskExecutor` for one.
 final class EventLoopTaskExecutor: TaskExecutor {
     let loop: any EventLoop
 
