@@ -59,6 +59,7 @@ public struct BinaryReader {
         return try readLongVarint()
     }
 
+    /// `readVarint`'s loop, for a varint of two bytes or more.
     @inlinable @inline(never) mutating func readLongVarint() throws -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
