@@ -306,21 +306,22 @@ public final class Kache: Sendable {
             }
             return nil
         }
-        let name = EntryName(space: keySpace.name, key: key)
-        guard name.canonicalKey.utf8.count <= configuration.maximumKeyLength else {
-            throw KacheError.keyTooLong(bytes: name.canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
+        let canonicalKey = EntryName.canonical(key)
+        guard canonicalKey.utf8.count <= configuration.maximumKeyLength else {
+            throw KacheError.keyTooLong(bytes: canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
         }
         let version = { (insertion: StoreState.Insertion) in
             RecordVersion(space: space, key: key, sequence: insertion.sequence, indexHandle: insertion.ref.packed)
         }
         // A small entry's record is compressed with its neighbours by the writer; a large one's file here, outside the lock.
         var record = SegmentBlock.Record(
-            key: name.canonicalKey, space: keySpace.name, kind: keySpace.kind.rawValue, expiry: expiry, sequence: 0, value: data
+            key: canonicalKey, space: keySpace.name, kind: keySpace.kind.rawValue, expiry: expiry, sequence: 0, value: data
         )
         let bucket = records.bucket(forLength: record.largestRawLength, expiry: expiry, now: now)
-        var file = bucket == nil ? EntryFile.draft(
+        let name = bucket == nil ? EntryName(space: keySpace.name, key: key) : nil
+        var file = name.map { name in EntryFile.draft(
             name: name, kind: keySpace.kind.rawValue, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
-        ) : nil
+        ) }
         let length = file?.bytes.count ?? record.largestRawLength
         let insertion = try store.withLock { state throws(KacheError) in
             guard !state.isClosed else { throw .closed }
@@ -333,11 +334,11 @@ public final class Kache: Sendable {
         let write: RecordWrite
         if let bucket {
             record.sequence = insertion.sequence
-            write = RecordWrite(version: version(insertion), name: name, record: record, bucket: bucket)
+            write = RecordWrite(version: version(insertion), record: record, bucket: bucket)
         } else {
             file!.seal(sequence: insertion.sequence)
             // Queued for the writer: in a staging block, so that the buffer freed once written leaves no hole.
-            write = RecordWrite(version: version(insertion), name: name, file: records.stage(file!.bytes), rawSize: data.count)
+            write = RecordWrite(version: version(insertion), name: name!, file: records.stage(file!.bytes), rawSize: data.count)
         }
         return PendingVersion(insertion: insertion, write: write)
     }

@@ -331,14 +331,39 @@ final class EntryIndex: Sendable {
         ref.map { self.sequence($0) == sequence } == true || self.sequence(space: space, key: key) == sequence
     }
 
-    /// Changes the record of (space, key) in place if `sequence` is its current version.
-    /// - Returns: `body`'s result; nil when `sequence` is not the current version.
-    @discardableResult
-    func modify<R: Sendable>(space: Int, key: String, sequence: UInt64, ref: EntryRef?, _ body: (inout EntryRecord) -> R) -> R? {
-        if let ref, let result = modify(ref, { _, _, record in record.sequence == sequence ? body(&record) : nil }) ?? nil {
-            return result
+    /// Marks version `sequence` of (space, key) written at `location`: no
+    /// longer pending, no older version on disk. The writer's commit does this
+    /// for every record it lands, under the store's lock, which the sets wait
+    /// for meanwhile; so the fields change in place (`modify` rebuilt the
+    /// entry, retaining and releasing its key and value, and the commit held
+    /// the lock for a quarter of the writer's time in W8).
+    /// - Returns: the record before and after, without its value; nil when
+    ///   `sequence` is not the current version.
+    func markWritten(space: Int, key: String, sequence: UInt64, ref: EntryRef?, at location: RecordLocation) -> (before: EntryRecord, after: EntryRecord)? {
+        if let ref, let marked = withShard(ref.shard, { shard in
+            shard.isCurrent(slot: ref.slot, tag: ref.tag) ? markWritten(&shard, slot: ref.slot, sequence: sequence, at: location) : nil
+        }) {
+            return marked
         }
-        return modify(space: space, key: key) { record in record.sequence == sequence ? body(&record) : nil } ?? nil
+        let space16 = UInt16(truncatingIfNeeded: space)
+        let hash = IndexShard.hash(space: space16, key: key)
+        return withShard(hash & (Self.shardCount - 1)) { shard in
+            shard.find(space: space16, key: key, hash: hash).flatMap { markWritten(&shard, slot: $0, sequence: sequence, at: location) }
+        }
+    }
+
+    private func markWritten(
+        _ shard: inout IndexShard, slot: Int, sequence: UInt64, at location: RecordLocation
+    ) -> (before: EntryRecord, after: EntryRecord)? {
+        guard shard.entries[slot].sequence == sequence else { return nil }
+        let before = record(in: shard, slot: slot, withValue: false)
+        shard.noteWritten(slot: slot, place: location.place, length: UInt32(location.length))
+        var after = before
+        after.isPendingWrite = false
+        after.location = location
+        after.length = location.length
+        after.diskSequence = sequence
+        return (before, after)
     }
 
     // MARK: - Every entry

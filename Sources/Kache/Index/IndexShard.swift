@@ -251,6 +251,15 @@ struct IndexShard: Sendable {
         if version != nil || !superseded.isEmpty { superseded[UInt32(slot)] = version }
     }
 
+    /// Marks the entry in `slot` written at `place`, `length` bytes long: no
+    /// longer pending, and no older version of it on disk any more.
+    mutating func noteWritten(slot: Int, place: UInt64, length: UInt32) {
+        entries[slot].place = place
+        entries[slot].length = length
+        entries[slot].flags.remove(.pendingWrite)
+        if !superseded.isEmpty { superseded[UInt32(slot)] = nil }
+    }
+
     /// Counts a read of the value in `slot` (saturating).
     mutating func noteRead(slot: Int) {
         if entries[slot].frequency < Entry.highestFrequency { entries[slot].frequency += 1 }

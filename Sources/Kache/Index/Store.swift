@@ -343,27 +343,20 @@ struct StoreState: Sendable {
     mutating func markWritten(
         space: Int, key: String, sequence: UInt64, ref: EntryRef?, location: RecordLocation, ledger: inout SegmentStore.LedgerChanges
     ) -> Bool {
-        let landed = index.modify(space: space, key: key, sequence: sequence, ref: ref) { record in
-            let old = record
-            record.location = location
-            record.length = location.length
-            record.diskSequence = sequence
-            record.isPendingWrite = false
-            if old.isPendingWrite, !location.isOwnFile { budget.learnShare(location.length, keyBytes: key.utf8.count, rawSize: record.rawSize) }
-            budget.account(replacing: old, with: record, keyBytes: key.utf8.count)
-            return (location: old.location, inOwnFile: old.isInOwnFile)
-        }
-        guard let previous = landed else {
+        guard let (previous, record) = index.markWritten(space: space, key: key, sequence: sequence, ref: ref, at: location) else {
             ledger.noteAppended(location, sequence: sequence, live: false)
             return false
         }
+        let keyBytes = key.utf8.count
+        if previous.isPendingWrite, !location.isOwnFile { budget.learnShare(location.length, keyBytes: keyBytes, rawSize: record.rawSize) }
+        budget.account(replacing: previous, with: record, keyBytes: keyBytes)
         // The entry's location changed: a manifest snapshot taken before no longer describes it.
         mutations += 1
         if !memory.parked.isEmpty, let ref = ref ?? index.ref(space: space, key: key) { memory.unpark(ref) }
         if let old = previous.location { ledger.noteDead(old) }
         ledger.noteAppended(location, sequence: sequence, live: true)
         if memory.isOver { enforceMemoryBudget() }
-        return previous.inOwnFile && !location.isOwnFile
+        return previous.isInOwnFile && !location.isOwnFile
     }
 
     /// Moves version `sequence` of `key` from one record to its copy

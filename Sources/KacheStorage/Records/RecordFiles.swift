@@ -267,7 +267,8 @@ package struct RecordFiles: Sendable {
 /// record for a segment's blocks.
 package struct RecordWrite: Sendable {
     package var version: RecordVersion
-    package var name: EntryName
+    /// The name of a file of its own.
+    private var ownFileName: EntryName?
     /// The encoded, sealed file, for a file of its own.
     package var file: Data?
     /// The record, for a segment's blocks (compressed with its neighbours when appended).
@@ -280,19 +281,23 @@ package struct RecordWrite: Sendable {
     /// A file of its own.
     package init(version: RecordVersion, name: EntryName, file: Data, rawSize: Int) {
         self.version = version
-        self.name = name
+        ownFileName = name
         self.file = file
         self.rawSize = rawSize
     }
 
     /// A record appended to the segment of `bucket`.
-    package init(version: RecordVersion, name: EntryName, record: SegmentBlock.Record, bucket: SegmentStore.Bucket) {
+    package init(version: RecordVersion, record: SegmentBlock.Record, bucket: SegmentStore.Bucket) {
         self.version = version
-        self.name = name
         self.record = record
         rawSize = record.value.count
         self.bucket = bucket
     }
+
+    /// The entry's name on disk. A record for a segment is made without it,
+    /// and it is hashed only when asked (when the key's previous version in a
+    /// file of its own must go): hashed on every set, it took a tenth of W8's.
+    package var name: EntryName { ownFileName ?? EntryName(space: record!.space, key: version.key) }
 
     /// The bytes it holds besides the value: the encoded file, or the record's key and fields.
     package var encodedLength: Int { file?.count ?? record.map { $0.largestRawLength - $0.value.count } ?? 0 }

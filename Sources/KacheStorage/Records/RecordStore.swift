@@ -72,10 +72,7 @@ package final class RecordStore: Sendable {
     /// the queue is over its limit.
     package func queue(_ write: RecordWrite, removals: [RecordRemoval]) {
         guard let writeBehind else { preconditionFailure("queue(_:removals:) is for async durability") }
-        var jobs = [RecordFiles.Job.write(write)]
-        jobs.reserveCapacity(1 + removals.count)
-        for removal in removals { jobs.append(.delete(removal)) }
-        writeBehind.enqueue(jobs)
+        writeBehind.enqueue(write, removals: removals)
     }
 
     /// Records removals on disk: a tombstone each and the deletion of files

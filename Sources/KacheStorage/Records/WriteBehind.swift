@@ -105,8 +105,24 @@ package final class WriteBehind: Sendable {
     /// Queues `jobs`; when the queue holds more than the limit, helps drain it.
     package func enqueue(_ jobs: [RecordFiles.Job]) {
         guard !jobs.isEmpty else { return }
-        let (over, wakesWriter) = queue.withLock { queue in
+        enqueue { queue in
             for job in jobs { queue.append(job) }
+        }
+    }
+
+    /// Queues a set's write and the removals it made, with no array of jobs
+    /// made for them (one allocation fewer per set).
+    package func enqueue(_ write: consuming RecordWrite, removals: [RecordRemoval]) {
+        let job = RecordFiles.Job.write(write)
+        enqueue { queue in
+            queue.append(job)
+            for removal in removals { queue.append(.delete(removal)) }
+        }
+    }
+
+    private func enqueue(_ append: (inout Queue) -> Void) {
+        let (over, wakesWriter) = queue.withLock { queue in
+            append(&queue)
             defer { queue.writerAsleep = false }
             return (queue.bytes > limit, queue.writerAsleep)
         }
