@@ -77,7 +77,7 @@ package struct RecordFiles: Sendable {
         guard !current.isEmpty else { return }
         let locations = try appendBlocks(current.map { $0.record! }, bucket: bucket)
         // The previous versions were in files of their own: the segment holds the key now.
-        let commit = index.commit(Array(zip(current.map(\.version), locations)))
+        let commit = index.commit(zip(current, locations).map { (version: $0.version, location: $1) })
         remove(commit.evicted)
         // Almost always none: don't hash every key of the batch to find out.
         guard !commit.leftOwnFiles.isEmpty else { return }
@@ -265,30 +265,39 @@ package struct RecordFiles: Sendable {
 
 /// One version of one entry, to write: an encoded file of its own, or a
 /// record for a segment's blocks.
-package struct RecordWrite: Sendable {
-    package var version: RecordVersion
+///
+/// A class, not a struct: a write passes from the set to the queue, the
+/// writer's batch, its bucket, its block's gathering and the commit, and a
+/// struct of three strings and two buffers was copied at each step (a
+/// retain and a release per field; together a fifth of the writer's time in W8).
+package final class RecordWrite: Sendable {
+    package let version: RecordVersion
     /// The name of a file of its own.
-    private var ownFileName: EntryName?
+    private let ownFileName: EntryName?
     /// The encoded, sealed file, for a file of its own.
-    package var file: Data?
+    package let file: Data?
     /// The record, for a segment's blocks (compressed with its neighbours when appended).
-    package var record: SegmentBlock.Record?
+    package let record: SegmentBlock.Record?
     /// The value's length, which stays in memory until the write lands.
-    package var rawSize: Int
+    package let rawSize: Int
     /// The segment bucket its record is appended to; nil for a file of its own.
-    package var bucket: SegmentStore.Bucket?
+    package let bucket: SegmentStore.Bucket?
 
     /// A file of its own.
     package init(version: RecordVersion, name: EntryName, file: Data, rawSize: Int) {
         self.version = version
         ownFileName = name
         self.file = file
+        record = nil
         self.rawSize = rawSize
+        bucket = nil
     }
 
     /// A record appended to the segment of `bucket`.
     package init(version: RecordVersion, record: SegmentBlock.Record, bucket: SegmentStore.Bucket) {
         self.version = version
+        ownFileName = nil
+        file = nil
         self.record = record
         rawSize = record.value.count
         self.bucket = bucket
