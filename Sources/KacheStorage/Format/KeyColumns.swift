@@ -37,17 +37,21 @@ package enum KeyColumns {
     static func append(
         _ records: [SegmentBlock.Record], baseExpiry: Int64, baseSequence: UInt64, spaces: [Int], to keys: inout [UInt8]
     ) {
-        for record in records { keys.append(record.isTombstone ? SegmentBlock.tombstoneFlag : 0) }
+        // Records are read by index, field by field, in every loop here: a
+        // `for record in records` copied each whole record (a retain and a
+        // release of its key, key space and value), a third of this function.
+        for index in records.indices { keys.append(records[index].isTombstone ? SegmentBlock.tombstoneFlag : 0) }
         for space in spaces { keys.appendVarint(UInt64(space)) }
         // The keys' bytes back to back, so that prefixes compare as bytes (a
         // `UTF8View` compared element by element was a third of the writer's sealing).
         var keyBytes: [UInt8] = []
         var ends: [Int] = []
         ends.reserveCapacity(records.count)
-        for record in records {
-            keyBytes.append(contentsOf: record.key.utf8)
+        for index in records.indices {
+            let key = records[index].key.utf8
+            keyBytes.append(contentsOf: key)
             ends.append(keyBytes.count)
-            keys.appendVarint(UInt64(record.key.utf8.count))
+            keys.appendVarint(UInt64(key.count))
         }
         var suffixStarts: [Int] = []
         suffixStarts.reserveCapacity(records.count)
@@ -65,15 +69,16 @@ package enum KeyColumns {
             for (start, end) in zip(suffixStarts, ends) { keys.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start ..< end])) }
         }
         // Never negative: the base is the least expiry.
-        let expiryOffsets = records.map { UInt64(bitPattern: SegmentBlock.expiryUnits($0.expiry) &- baseExpiry) }
+        let expiryOffsets = records.indices.map { UInt64(bitPattern: SegmentBlock.expiryUnits(records[$0].expiry) &- baseExpiry) }
         for offset in expiryOffsets { keys.appendVarint(offset / 1000) }
         for offset in expiryOffsets { keys.appendVarint(offset % 1000) }
         var previousSequence = baseSequence
-        for record in records {
-            keys.appendVarint(SegmentBlock.zigzag(record.sequence &- previousSequence))
-            previousSequence = record.sequence
+        for index in records.indices {
+            let sequence = records[index].sequence
+            keys.appendVarint(SegmentBlock.zigzag(sequence &- previousSequence))
+            previousSequence = sequence
         }
-        for record in records { keys.appendVarint(UInt64(record.value.count)) }
+        for index in records.indices { keys.appendVarint(UInt64(records[index].value.count)) }
     }
 
     /// What a record weighs when its block's length is shared out
