@@ -18,7 +18,9 @@ package struct RecordFiles: Sendable {
     /// A change to carry to disk.
     package enum Job: Sendable {
         case write(RecordWrite)
-        case delete(RecordRemoval)
+        /// Boxed, so that a job is one word: the queue moves every job in and
+        /// out of its deque, and a removal inline made each job 100 bytes.
+        indirect case delete(RecordRemoval)
 
         /// Bytes this job keeps in memory while queued (its file and the pinned value).
         package var byteCount: Int {
