@@ -134,7 +134,7 @@ extension StoreState {
 
     /// Restores the settled entries `restore` picked, of a current manifest of
     /// version 4 or later; its other entries are `restoreKeySpaces`'s.
-    /// - Complexity: O(records) on all cores, then O(entries) on one; and
+    /// - Complexity: O(records) on all cores, then O(entries) on two (the expiry heaps); and
     ///   O(q log q) for the q items of Queues.
     mutating func restoreSettled(_ restore: SettledRestore, from manifest: Manifest) {
         var noEntries = budget
@@ -182,15 +182,11 @@ extension StoreState {
             restored.withLock { $0[shard] = part }
         }
 
-        var items = [[ExpiryIndex.Item]](repeating: [], count: spaces.count)
         var newCounts = [Int](repeating: 0, count: spaces.count)
         var queued = [[(sequence: UInt64, ref: EntryRef)]](repeating: [], count: spaces.count)
         var live = SegmentStore.LiveTally()
         var replaced: [RecordLocation] = []
-        let parts = restored.withLock { $0 }.compactMap(\.self)
-        // Each key space's items in one array of the right size: grown part
-        // by part, a million of them were copied and their pages faulted twice.
-        for space in items.indices { items[space].reserveCapacity(parts.reduce(0) { $0 + $1.items[space].count }) }
+        var parts = restored.withLock { $0 }.compactMap(\.self)
         for part in parts {
             budget.add(entriesOf: part.budget)
             rawBytes += part.rawBytes
@@ -198,21 +194,24 @@ extension StoreState {
             live.add(part.live)
             replaced += part.replaced
             for space in part.items.indices where !part.items[space].isEmpty {
-                items[space] += part.items[space]
                 newCounts[space] += part.newCounts[space]
                 queued[space] += part.queued[space]
             }
         }
         segments?.noteLive(live)
         for location in replaced { segments?.noteDead(location) }
-        for space in spaces.indices where !items[space].isEmpty {
+        for space in spaces.indices where parts.contains(where: { !$0.items[space].isEmpty }) {
             // Queue order is write order.
             let order = queued[space].sorted { $0.sequence < $1.sequence }.map(\.ref)
-            // Handed over, not shared: the heap is made in the array itself
-            // (shared, its million items were copied first, on one core).
-            var taken: [ExpiryIndex.Item] = []
-            swap(&taken, &items[space])
-            spaces[space].noteRestored(consume taken, newCount: newCounts[space], newInWriteOrder: order, index: index)
+            // Taken out of the parts, not shared: each half is joined into one
+            // array that its heap is made in (shared, a million items were copied first).
+            var halves: ([[ExpiryIndex.Item]], [[ExpiryIndex.Item]]) = ([], [])
+            for number in parts.indices {
+                var taken: [ExpiryIndex.Item] = []
+                swap(&taken, &parts[number].items[space])
+                if number < parts.count / 2 { halves.0.append(taken) } else { halves.1.append(taken) }
+            }
+            spaces[space].noteRestored(halves, newCount: newCounts[space], newInWriteOrder: order, index: index)
         }
         nextSequence = max(nextSequence, manifest.nextSequence)
     }
