@@ -143,6 +143,15 @@ final class EntryIndex: Sendable {
         withEntry(space: space, key: key) { shard, slot in record(in: shard, slot: slot) }
     }
 
+    /// The record of (space, key), if any, whose hash (`hash(space:key:)`)
+    /// the caller has: a set looks its key up before its upsert, with one hash for both.
+    func record(space: Int, key: String, hash: Int) -> EntryRecord? {
+        let space16 = UInt16(truncatingIfNeeded: space)
+        return withShard(hash & (Self.shardCount - 1)) { shard in
+            shard.find(space: space16, key: key, hash: hash).map { record(in: shard, slot: $0) }
+        }
+    }
+
     /// The sequence of the current version of (space, key), if any.
     func sequence(space: Int, key: String) -> UInt64? {
         withEntry(space: space, key: key) { shard, slot in shard.entries[slot].sequence }
@@ -177,7 +186,13 @@ final class EntryIndex: Sendable {
     /// - Returns: the record it replaced, and the reference of the new one.
     @inline(__always)
     func upsert(space: Int, key: String, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
-        let (hash, shardIndex) = Self.hash(space: space, key: key)
+        upsert(space: space, key: key, hash: Self.hash(space: space, key: key).hash, record)
+    }
+
+    /// Adds or replaces the record of (space, key), whose hash the caller has.
+    @inline(__always)
+    func upsert(space: Int, key: String, hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {
+        let shardIndex = hash & (Self.shardCount - 1)
         return withShard(shardIndex) { upsert(space: space, key: key, hash: hash, record, into: &$0, shardIndex) }
     }
 
