@@ -51,6 +51,28 @@ import Testing
         }
     }
 
+    /// Tables that double many times as keys arrive, with removals between
+    /// (freed slots reused, runs shifted back): growing places each entry
+    /// from the home bits its slot keeps, and every key stays found.
+    @Test func growingTablesKeepEveryEntry() {
+        let index = EntryIndex()
+        var sequence: UInt64 = 0
+        var model: [String: UInt64] = [:]
+        for i in 0 ..< 20_000 {
+            sequence += 1
+            _ = index.upsert(space: i % 2, key: "grow-\(i)", record(sequence))
+            model["\(i % 2)/grow-\(i)"] = sequence
+            if i % 5 == 4 {
+                let gone = i / 2
+                index.remove(space: gone % 2, key: "grow-\(gone)")
+                model["\(gone % 2)/grow-\(gone)"] = nil
+            }
+        }
+        for i in 0 ..< 20_000 {
+            #expect(index.record(space: i % 2, key: "grow-\(i)")?.sequence == model["\(i % 2)/grow-\(i)"], "grow-\(i)")
+        }
+    }
+
     /// Random upserts and removals over a small key range (so slots are reused
     /// and removals shift runs back) against a dictionary, with every key of
     /// the range looked up after each step.

@@ -133,6 +133,12 @@ struct IndexShard: Sendable {
     /// Each slot's `DiskPlace`, beside `entries`: after the fields every hit
     /// reads, so that they keep their place in the shard's first cache lines.
     private(set) var diskPlaces: [DiskPlace] = []
+    /// Each slot's home bits (`home(hash)`, 32 of them), so that growing the
+    /// table and a removal's backward shift place entries without hashing
+    /// their keys again. Hashing each key anew (a cache miss on its bytes
+    /// too) was a twelfth of a set's instructions in W8, and ran on every
+    /// removal's shifted neighbours. 4 bytes an entry (docs/MEMORY.md).
+    private var homes: [UInt32] = []
 
     /// Keeps the next shard's lock and counters off this one's cache lines.
     private let padding: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0, 0, 0, 0)
@@ -198,11 +204,13 @@ struct IndexShard: Sendable {
             slot = Int(free)
             entries[slot] = entry
             diskPlaces[slot] = diskPlace
+            homes[slot] = Self.homeBits(hash)
         } else {
             slot = entries.count
             precondition(slot < Self.maximumSlots, "an index shard is full (\(Self.maximumSlots) entries)")
             entries.append(entry)
             diskPlaces.append(diskPlace)
+            homes.append(Self.homeBits(hash))
         }
         entries[slot].flags.insert(.occupied)
         if let vacant {
@@ -224,7 +232,7 @@ struct IndexShard: Sendable {
         var hole = index
         var next = (hole + 1) & mask
         while buckets[next] != 0 {
-            let home = Self.home(hashOf(slot: Int(buckets[next] & Self.slotMask) - 1)) & mask
+            let home = Int(homes[Int(buckets[next] & Self.slotMask) - 1]) & mask
             if (next - home) & mask >= (next - hole) & mask {
                 buckets[hole] = buckets[next]
                 hole = next
@@ -301,12 +309,12 @@ struct IndexShard: Sendable {
 
     private static func home(_ hash: Int) -> Int { hash >> EntryIndex.shardBits }
 
+    /// The bits of `home(hash)` a slot keeps: enough for any table, whose
+    /// buckets number at most 2^27 (`maximumSlots` entries, at most 3/4 full).
+    private static func homeBits(_ hash: Int) -> UInt32 { UInt32(truncatingIfNeeded: home(hash)) }
+
     private static func tag(_ hash: Int) -> UInt32 {
         UInt32(truncatingIfNeeded: hash >> (64 - (32 - slotBits))) << UInt32(slotBits)
-    }
-
-    private func hashOf(slot: Int) -> Int {
-        Self.hash(space: entries[slot].space, key: entries[slot].key)
     }
 
     private mutating func place(slot: Int, hash: Int) {
@@ -321,6 +329,7 @@ struct IndexShard: Sendable {
     mutating func reserveCapacity(_ count: Int) {
         entries.reserveCapacity(count)
         diskPlaces.reserveCapacity(count)
+        homes.reserveCapacity(count)
         var size = buckets.count
         while count * 4 > size * 3 { size *= 2 }
         if size > buckets.count { rehash(buckets: size) }
@@ -332,11 +341,16 @@ struct IndexShard: Sendable {
         rehash(buckets: buckets.count * 2)
     }
 
-    /// A table of `size` buckets, every entry placed in it again.
+    /// A table of `size` buckets, every entry placed in it again from its
+    /// kept home bits, its bucket's tag carried over.
     private mutating func rehash(buckets size: Int) {
+        let old = buckets
         buckets = [UInt32](repeating: 0, count: size)
-        for slot in entries.indices where entries[slot].flags.contains(.occupied) {
-            place(slot: slot, hash: hashOf(slot: slot))
+        let mask = size - 1
+        for bucket in old where bucket != 0 {
+            var index = Int(homes[Int(bucket & Self.slotMask) - 1]) & mask
+            while buckets[index] != 0 { index = (index + 1) & mask }
+            buckets[index] = bucket
         }
     }
 }
