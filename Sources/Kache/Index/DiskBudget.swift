@@ -96,6 +96,10 @@ struct DiskBudget: Sendable {
     /// pending, by where it is once written (a file of its own written under
     /// another threshold takes its blocks all the same).
     func charge(of record: EntryRecord) -> Int {
+        charge(of: record.diskFacts)
+    }
+
+    func charge(of record: DiskFacts) -> Int {
         guard keepsFiles else { return 0 }
         if record.isPendingWrite { return charge(forLength: record.length) }
         guard let location = record.location else { return 0 }
@@ -104,7 +108,7 @@ struct DiskBudget: Sendable {
 
     /// Whether `record` names a file of its own in a folder: written to one,
     /// or long enough to get one. A record in a segment names none.
-    func holdsFolderEntry(_ record: EntryRecord) -> Bool {
+    func holdsFolderEntry(_ record: DiskFacts) -> Bool {
         keepsFiles && (record.isInOwnFile || record.isPendingWrite && record.length >= segmentThreshold)
     }
 
@@ -115,8 +119,15 @@ struct DiskBudget: Sendable {
     /// where its branches for a previous record fold away.
     @inline(__always)
     mutating func account(replacing old: EntryRecord?, with new: EntryRecord?, keyBytes: Int) {
-        if let new { count(new, keyBytes: keyBytes, as: 1) }
-        if let old { count(old, keyBytes: keyBytes, as: -1) }
+        if let new { count(new.diskFacts, keyBytes: keyBytes, as: 1) }
+        if let old { count(old.diskFacts, keyBytes: keyBytes, as: -1) }
+    }
+
+    /// `account(replacing:with:keyBytes:)` of a key that stays, from its facts alone.
+    @inline(__always)
+    mutating func account(replacing old: DiskFacts, with new: DiskFacts, keyBytes: Int) {
+        count(new, keyBytes: keyBytes, as: 1)
+        count(old, keyBytes: keyBytes, as: -1)
     }
 
     /// Adds (`sign` 1) or takes away (-1) one record's share of the totals.
@@ -124,10 +135,10 @@ struct DiskBudget: Sendable {
     /// chains this replaced copied it whole several times, about 400
     /// instructions of every set in W8.
     @inline(__always)
-    private mutating func count(_ record: borrowing EntryRecord, keyBytes: Int, as sign: Int) {
+    private mutating func count(_ record: DiskFacts, keyBytes: Int, as sign: Int) {
         let charge = charge(of: record)
         charged += sign * charge
-        if record.diskPlace.inMain { mainCharged += sign * charge }
+        if record.inMain { mainCharged += sign * charge }
         self.keyBytes += sign * keyBytes
         if let location = record.location {
             files += sign

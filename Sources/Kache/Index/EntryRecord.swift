@@ -39,6 +39,26 @@ struct EntryRecord: Sendable {
     var fileSize: Int { location?.length ?? 0 }
     /// Whether a version is on disk, in a file of its own.
     var isInOwnFile: Bool { location?.isOwnFile == true }
+
+    /// What the disk budget counts of this record.
+    var diskFacts: DiskFacts {
+        DiskFacts(isPendingWrite: isPendingWrite, length: length, location: location, inMain: diskPlace.inMain)
+    }
+}
+
+/// The fields of an `EntryRecord` that the disk budget counts (`DiskBudget`),
+/// without the value: plain data, copied without retaining or releasing
+/// anything. The writer's commit passes them for each record it lands,
+/// under the store's lock, which the sets wait for meanwhile.
+struct DiskFacts: Sendable {
+    var isPendingWrite: Bool
+    /// `EntryRecord.length`.
+    var length: Int
+    var location: RecordLocation?
+    /// In the disk budget's main queue (`DiskPlace.inMain`).
+    var inMain: Bool
+
+    var isInOwnFile: Bool { location?.isOwnFile == true }
 }
 
 /// An entry that left the index, whose file (if any) must go too.

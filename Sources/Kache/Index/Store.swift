@@ -347,12 +347,12 @@ struct StoreState: Sendable {
     mutating func markWritten(
         space: Int, key: String, sequence: UInt64, ref: EntryRef?, location: RecordLocation, ledger: inout SegmentStore.LedgerChanges
     ) -> Bool {
-        guard let (previous, record) = index.markWritten(space: space, key: key, sequence: sequence, ref: ref, at: location) else {
+        guard let (previous, record, rawSize) = index.markWritten(space: space, key: key, sequence: sequence, ref: ref, at: location) else {
             ledger.noteAppended(location, sequence: sequence, live: false)
             return false
         }
         let keyBytes = key.utf8.count
-        if previous.isPendingWrite, !location.isOwnFile { budget.learnShare(location.length, keyBytes: keyBytes, rawSize: record.rawSize) }
+        if previous.isPendingWrite, !location.isOwnFile { budget.learnShare(location.length, keyBytes: keyBytes, rawSize: rawSize) }
         budget.account(replacing: previous, with: record, keyBytes: keyBytes)
         // The entry's location changed: a manifest snapshot taken before no longer describes it.
         mutations += 1
