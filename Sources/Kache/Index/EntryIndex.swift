@@ -143,12 +143,14 @@ final class EntryIndex: Sendable {
         withEntry(space: space, key: key) { shard, slot in record(in: shard, slot: slot) }
     }
 
-    /// The record of (space, key), if any, whose hash (`hash(space:key:)`)
-    /// the caller has: a set looks its key up before its upsert, with one hash for both.
-    func record(space: Int, key: String, hash: Int) -> EntryRecord? {
+    /// The record of (space, key), if any, without its value, whose hash
+    /// (`hash(space:key:)`) the caller has: a set looks its key up before its
+    /// upsert, with one hash for both, and needs the old version's place on
+    /// disk, not its value (retaining it touched the value's object).
+    func recordWithoutValue(space: Int, key: String, hash: Int) -> EntryRecord? {
         let space16 = UInt16(truncatingIfNeeded: space)
         return withShard(hash & (Self.shardCount - 1)) { shard in
-            shard.find(space: space16, key: key, hash: hash).map { record(in: shard, slot: $0) }
+            shard.find(space: space16, key: key, hash: hash).map { record(in: shard, slot: $0, withValue: false) }
         }
     }
 

@@ -148,7 +148,7 @@ struct StoreState: Sendable {
         nextSequence += 1
         // One hash for the lookups and the upsert: it was a twentieth of a set's instructions in W8.
         let hash = EntryIndex.hash(space: space, key: key).hash
-        var current = index.record(space: space, key: key, hash: hash)
+        var current = index.recordWithoutValue(space: space, key: key, hash: hash)
         switch spaces[space].kind {
         case .topLevel:
             break
@@ -170,7 +170,7 @@ struct StoreState: Sendable {
         }
         let length = keepsFiles ? budget.expectedShare(length: fileLength, keyBytes: key.utf8.count, rawSize: value.count) : 0
         // Evictions may have taken `key` itself (a full Queue): look again after each.
-        if removals.count > evictedFrom { current = index.record(space: space, key: key, hash: hash) }
+        if removals.count > evictedFrom { current = index.recordWithoutValue(space: space, key: key, hash: hash) }
         let evictedForBudgetFrom = removals.count
         let recalled = current == nil && recallForDiskBudget(space: space, key: key)
         let madeRoom = makeRoom(
@@ -179,7 +179,7 @@ struct StoreState: Sendable {
         )
         // Appending nothing still cost a call (W8's sets almost never make room).
         if !madeRoom.isEmpty { removals += madeRoom }
-        if removals.count > evictedForBudgetFrom { current = index.record(space: space, key: key, hash: hash) }
+        if removals.count > evictedForBudgetFrom { current = index.recordWithoutValue(space: space, key: key, hash: hash) }
         let diskPlace = diskPlace(replacing: current, recalled: recalled)
         let record = EntryRecord(
             expiry: expiry, sequence: sequence, rawSize: value.count, value: value, diskPlace: diskPlace,
