@@ -87,12 +87,9 @@ extension Timestamp {
 
 extension Duration {
     /// Whole nanoseconds, saturating at `Int64.max` for durations too long to count.
+    /// One 128-bit division: `components` took two, and this runs on every set
+    /// (about 190 instructions of W8's 6,000).
     package var saturatingNanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds > 0 ? .max : .min }
-        let (total, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
-        if overflow2 { return seconds > 0 ? .max : .min }
-        return total
+        Int64(clamping: attoseconds / 1_000_000_000)
     }
 }
