@@ -317,12 +317,13 @@ public final class Kache: Sendable {
         var record = SegmentBlock.Record(
             key: canonicalKey, space: keySpace.name, kind: keySpace.kind.rawValue, expiry: expiry, sequence: 0, value: data
         )
-        let bucket = records.bucket(forLength: record.largestRawLength, expiry: expiry, now: now)
+        let largestRawLength = record.largestRawLength
+        let bucket = records.bucket(forLength: largestRawLength, expiry: expiry, now: now)
         let name = bucket == nil ? EntryName(space: keySpace.name, key: key) : nil
         var file = name.map { name in EntryFile.draft(
             name: name, kind: keySpace.kind.rawValue, payload: data, expiry: expiry, compressionThreshold: configuration.compressionThreshold
         ) }
-        let length = file?.bytes.count ?? record.largestRawLength
+        let length = file?.bytes.count ?? largestRawLength
         let insertion = try store.withLock { state throws(KacheError) in
             guard !state.isClosed else { throw .closed }
             if let limit = state.budget.limit {
@@ -334,7 +335,8 @@ public final class Kache: Sendable {
         let write: RecordWrite
         if let bucket {
             record.sequence = insertion.sequence
-            write = RecordWrite(version: version(insertion), record: record, bucket: bucket)
+            // Moved in, not copied: a copy and a release of its key, value and space name on every set.
+            write = RecordWrite(version: version(insertion), record: consume record, bucket: bucket)
         } else {
             file!.seal(sequence: insertion.sequence)
             // Queued for the writer: in a staging block, so that the buffer freed once written leaves no hole.

@@ -296,12 +296,12 @@ package final class RecordWrite: Sendable {
     }
 
     /// A record appended to the segment of `bucket`.
-    package init(version: RecordVersion, record: SegmentBlock.Record, bucket: SegmentStore.Bucket) {
+    package init(version: RecordVersion, record: consuming SegmentBlock.Record, bucket: SegmentStore.Bucket) {
         self.version = version
         ownFileName = nil
         file = nil
-        self.record = record
         rawSize = record.value.count
+        self.record = record
         self.bucket = bucket
     }
 
