@@ -148,10 +148,7 @@ final class EntryIndex: Sendable {
     /// upsert, with one hash for both, and needs the old version's place on
     /// disk, not its value (retaining it touched the value's object).
     func recordWithoutValue(space: Int, key: String, hash: Int) -> EntryRecord? {
-        let space16 = UInt16(truncatingIfNeeded: space)
-        return withShard(hash & (Self.shardCount - 1)) { shard in
-            shard.find(space: space16, key: key, hash: hash).map { record(in: shard, slot: $0, withValue: false) }
-        }
+        withEntry(space: space, key: key, hash: hash) { shard, slot in record(in: shard, slot: slot, withValue: false) }
     }
 
     /// The sequence of the current version of (space, key), if any.
@@ -438,9 +435,10 @@ final class EntryIndex: Sendable {
 
     // MARK: - Packing
 
-    private func withEntry<R: Sendable>(space: Int, key: String, _ body: (IndexShard, Int) -> R) -> R? {
+    /// `hash`: the key's, when the caller has it.
+    private func withEntry<R: Sendable>(space: Int, key: String, hash: Int? = nil, _ body: (IndexShard, Int) -> R) -> R? {
         let space16 = UInt16(truncatingIfNeeded: space)
-        let hash = IndexShard.hash(space: space16, key: key)
+        let hash = hash ?? IndexShard.hash(space: space16, key: key)
         return withShard(hash & (Self.shardCount - 1)) { shard in
             shard.find(space: space16, key: key, hash: hash).map { body(shard, $0) }
         }
