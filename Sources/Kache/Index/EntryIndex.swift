@@ -202,13 +202,13 @@ final class EntryIndex: Sendable {
     /// every shard before: a shard's table, zeroed just before it fills, is
     /// still in the core's cache (made up front, a probe missed it every time).
     ///
-    /// The entries come packed as the shard keeps them (`SettledRestore`
-    /// makes them as it reads their records): a written record in a segment
+    /// The entries come packed as the shard keeps them (made from the
+    /// records `SettledRestore` picked): a written record in a segment
     /// file, no value in memory, in the disk budget's main queue.
     @inline(__always)
     func restoring(
         shard: Int, adding count: Int,
-        _ body: (_ upsert: (_ entry: IndexShard.Entry, _ hash: Int) -> (previous: EntryRecord?, ref: EntryRef)) -> Void
+        _ body: (_ upsert: (_ entry: consuming IndexShard.Entry, _ hash: Int) -> (previous: EntryRecord?, ref: EntryRef)) -> Void
     ) {
         withShard(shard) { locked in
             locked.reserveCapacity(locked.count + count)

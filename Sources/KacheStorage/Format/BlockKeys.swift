@@ -85,12 +85,18 @@ package struct BlockKeys: Sendable {
         }
         let sections = try Sections(block)
         let rawKeys = try sections.rawKeys()
+        // Each record's share is set where its list is made: set afterwards
+        // through the closure's result, the list was copied whole for every block.
         let parsed = try rawKeys.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) -> (records: [Fields], keyBytes: [UInt8]?, spaces: [Space], shares: [Int]) in
+            Result { () throws(EntryFile.Damage) -> (records: [Fields], keyBytes: [UInt8]?, spaces: [Space]) in
                 if sections.hasKeyColumns {
-                    let (records, keyBytes, spaces) = try KeyColumns.read(raw, count: sections.count)
-                    let weights = records.lazy.map { KeyColumns.weight(keyLength: Int($0.keyLength), valueLength: Int($0.valueLength)) }
-                    return (records, keyBytes, spaces, SegmentBlock.shares(of: block.count, byWeights: weights))
+                    var columns = try KeyColumns.read(raw, count: sections.count)
+                    // In one statement, so that the weights' view of the records is gone before they change.
+                    let shares = SegmentBlock.shares(
+                        of: block.count, byWeights: columns.records.lazy.map { KeyColumns.weight(keyLength: Int($0.keyLength), valueLength: Int($0.valueLength)) }
+                    )
+                    Self.share(shares, among: &columns.records)
+                    return (columns.records, columns.keyBytes, columns.spaces)
                 }
                 var reader = try KeysReader(raw, count: sections.count)
                 var records: [Fields] = []
@@ -102,17 +108,21 @@ package struct BlockKeys: Sendable {
                     ends.append(reader.offset + reader.valuesEnd)
                 }
                 guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
-                return (records, nil, reader.spaces, SegmentBlock.shares(of: block.count, byEnds: ends))
+                Self.share(SegmentBlock.shares(of: block.count, byEnds: ends), among: &records)
+                return (records, nil, reader.spaces)
             }
         }.get()
         let valuesLength = parsed.records.reduce(0) { $0 + Int($1.valueLength) }
         guard valuesLength == sections.valuesRaw else { throw .lengthMismatch(expected: sections.valuesRaw, actual: valuesLength) }
-        var records = parsed.records
-        for (index, share) in parsed.shares.enumerated() {
-            records[index].share = UInt32(share)
-        }
         // Keys in rows are read where they lie, in the raw section; keys in columns are rebuilt.
-        self.init(records: records, keyBytes: parsed.keyBytes ?? rawKeys, spaces: parsed.spaces, headers: nil)
+        self.init(records: parsed.records, keyBytes: parsed.keyBytes ?? rawKeys, spaces: parsed.spaces, headers: nil)
+    }
+
+    /// Sets each record's share from `shares`.
+    private static func share(_ shares: [Int], among records: inout [Fields]) {
+        records.withUnsafeMutableBufferPointer { records in
+            for index in records.indices { records[index].share = UInt32(shares[index]) }
+        }
     }
 
     /// The records of `headers` (a block of version 3, or a record of

@@ -1,0 +1,44 @@
+import Foundation
+import KacheStorage
+import Testing
+
+@Suite struct BinaryReaderTests {
+    /// Values at every length boundary of the encoding (one, two, three and
+    /// ten bytes) come back, each followed by a byte the read must not take:
+    /// the inline one- and two-byte paths and the loop agree.
+    @Test func varintsOfEveryLengthRoundTrip() throws {
+        var values: [UInt64] = [0, 1, 127, 128, 129, 255, 256, 16_383, 16_384, 2_097_151, 2_097_152, UInt64.max]
+        for bits in 0 ..< 64 { values.append(1 << bits) }
+        for value in values {
+            var bytes: [UInt8] = []
+            bytes.appendVarint(value)
+            bytes.append(0x55)
+            let (read, left) = try Self.readVarint(bytes)
+            #expect(read == value)
+            #expect(left == [0x55], "\(value)")
+        }
+    }
+
+    /// A varint whose continuation bit runs past the end throws, at one, two and three bytes.
+    @Test func aVarintCutOffAtTheEndThrows() {
+        for cut in [[0x80], [0xFF, 0x80], [0x80, 0x80, 0x80]] as [[UInt8]] {
+            #expect(throws: BinaryReader.Truncated.self, "\(cut)") { try Self.readVarint(cut) }
+        }
+    }
+
+    /// More than 64 bits (an eleventh byte, or a tenth above 1) is damage, not a wrap.
+    @Test func aVarintPastSixtyFourBitsThrows() {
+        for bytes in [Array(repeating: 0xFF, count: 10) + [0x01], Array(repeating: 0xFF, count: 9) + [0x02]] as [[UInt8]] {
+            #expect(throws: BinaryReader.Truncated.self, "\(bytes)") { try Self.readVarint(bytes) }
+        }
+    }
+
+    /// The varint at the start of `bytes`, and the bytes after it.
+    private static func readVarint(_ bytes: [UInt8]) throws -> (UInt64, left: [UInt8]) {
+        try bytes.withUnsafeBytes { raw in
+            var reader = BinaryReader(raw)
+            let value = try reader.readVarint()
+            return (value, Array(bytes[reader.offset...]))
+        }
+    }
+}
