@@ -157,12 +157,16 @@ extension StoreState {
         // Read once: `spaces[space]` is a copy of the whole key space.
         let isQueue = spaces.map { $0.kind == .queue }
         DispatchQueue.concurrentPerform(iterations: EntryIndex.shardCount) { shard in
-            var part = ShardRestore(budget: emptyBudget, spaceCount: isQueue.count)
             // Taken here, so that the picks are freed on this core too.
             let lists = restore.takePicks(shard: shard)
             // As many as were picked: a manifest's runs may claim any number of sequences.
             let count = lists.reduce(0) { $0 + $1.count }
             index.restoring(shard: shard, adding: count) { upsert in
+                // Made here and handed out once at the end: captured from
+                // outside, each of its fields was loaded and stored in memory
+                // per entry.
+                var part = ShardRestore(budget: emptyBudget, spaceCount: isQueue.count)
+                defer { restored.withLock { $0[shard] = part } }
                 for picks in lists {
                     for pick in picks {
                         let location = RecordLocation(place: pick.place, length: Int(pick.length))
@@ -196,7 +200,6 @@ extension StoreState {
                     }
                 }
             }
-            restored.withLock { $0[shard] = part }
         }
 
         var newCounts = [Int](repeating: 0, count: spaces.count)

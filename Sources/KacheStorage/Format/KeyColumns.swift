@@ -102,19 +102,24 @@ package enum KeyColumns {
         do {
             // Through a buffer: each `records[index].field = ` checked the array's uniqueness.
             try records.withUnsafeMutableBufferPointer { records in
+                // Read through a copy, written back as the closure ends (on a
+                // throw too): through the capture, every read loaded and
+                // stored the reader's position in memory.
+                var columns = reader
+                defer { reader = columns }
                 for index in 0 ..< count {
-                    let flags = try reader.read(UInt8.self)
+                    let flags = try columns.read(UInt8.self)
                     guard flags & ~SegmentBlock.tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
                     records[index].isTombstone = flags & SegmentBlock.tombstoneFlag != 0
                 }
                 for index in 0 ..< count {
-                    let space = try reader.readVarint()
+                    let space = try columns.readVarint()
                     guard prelude.spaces.names(space) else { throw EntryFile.Damage.invalidName }
                     records[index].space = UInt16(space)
                 }
                 var keysLength = 0
                 for index in 0 ..< count {
-                    let length = try reader.readVarint()
+                    let length = try columns.readVarint()
                     guard length > 0, length <= maximumKeyLength else { throw EntryFile.Damage.invalidName }
                     records[index].keyLength = UInt32(length)
                     keysLength += Int(length)
@@ -122,7 +127,7 @@ package enum KeyColumns {
                 // The shared lengths wait in `keyStart` until the suffixes come.
                 var previousLength = 0
                 for index in 0 ..< count {
-                    let shared = try reader.readVarint()
+                    let shared = try columns.readVarint()
                     guard shared <= min(previousLength, Int(records[index].keyLength)) else { throw EntryFile.Damage.invalidName }
                     records[index].keyStart = UInt32(shared)
                     previousLength = Int(records[index].keyLength)
@@ -135,7 +140,7 @@ package enum KeyColumns {
                     for index in 0 ..< count {
                         let shared = Int(records[index].keyStart)
                         let length = Int(records[index].keyLength)
-                        let suffix = try reader.readBytes(length - shared)
+                        let suffix = try columns.readBytes(length - shared)
                         let key = UnsafeMutableBufferPointer(rebasing: keys[start ..< start + length])
                         key.baseAddress!.update(from: keys.baseAddress! + previousStart, count: shared)
                         UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: key[shared...])).copyMemory(from: suffix)
@@ -152,23 +157,23 @@ package enum KeyColumns {
                 }
                 for index in 0 ..< count {
                     // Seconds past any instant an `Int64` of nanoseconds holds are damage, not a wrap.
-                    let seconds = try reader.readVarint()
+                    let seconds = try columns.readVarint()
                     guard seconds <= UInt64(Int64.max / 1_000_000_000) else { throw EntryFile.Damage.lengthMismatch(expected: 0, actual: Int(clamping: seconds)) }
                     records[index].expiry = Int64(seconds) * 1000
                 }
                 for index in 0 ..< count {
-                    let milliseconds = try reader.readVarint()
+                    let milliseconds = try columns.readVarint()
                     guard milliseconds < 1000 else { throw EntryFile.Damage.lengthMismatch(expected: 999, actual: Int(clamping: milliseconds)) }
                     records[index].expiry = (prelude.baseExpiry &+ records[index].expiry &+ Int64(milliseconds)) &* SegmentBlock.nanosecondsPerExpiryUnit
                 }
                 var sequence = prelude.baseSequence
                 for index in 0 ..< count {
-                    sequence &+= SegmentBlock.unzigzag(try reader.readVarint())
+                    sequence &+= SegmentBlock.unzigzag(try columns.readVarint())
                     guard sequence <= EntryFile.largestSequence else { throw EntryFile.Damage.sequenceOutOfRange(sequence) }
                     records[index].sequence = sequence
                 }
                 for index in 0 ..< count {
-                    let length = try reader.readVarint()
+                    let length = try columns.readVarint()
                     guard length <= SegmentBlock.maximumRawLength, !records[index].isTombstone || length == 0 else {
                         throw EntryFile.Damage.lengthMismatch(expected: records[index].isTombstone ? 0 : SegmentBlock.maximumRawLength, actual: Int(clamping: length))
                     }
