@@ -107,12 +107,12 @@ extension StoreState {
         (budget.limit ?? 0) - budget.footprint - indexRoom()
     }
 
-    /// Whether the disk budget's ghost remembers (space, key), for a key not
-    /// in the cache; it forgets it. Asked before entries leave to make room,
-    /// as S3-FIFO does, so that their keys don't push this one out first.
-    mutating func recallForDiskBudget(space: Int, key: String, hash: Int? = nil) -> Bool {
-        guard keepsDiskQueues, diskQueues.ghost.count > 0,
-              diskQueues.ghost.remove(hash ?? IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key)) else { return false }
+    /// Whether the disk budget's ghost remembers the key hashing to `hash`
+    /// (`EntryIndex.hash(space:key:)`), for a key not in the cache; it forgets
+    /// it. Asked before entries leave to make room, as S3-FIFO does, so that
+    /// their keys don't push this one out first.
+    mutating func recallForDiskBudget(hash: Int) -> Bool {
+        guard keepsDiskQueues, diskQueues.ghost.count > 0, diskQueues.ghost.remove(hash) else { return false }
         counters.budgetGhostHits += 1
         return true
     }

@@ -208,10 +208,10 @@ struct MemoryBudget: Sendable {
 extension StoreState {
     /// Brings the value of the entry `ref`, (space, key), into memory: as
     /// libCacheSim's S3-FIFO inserts, the ghost is asked first, then values
-    /// leave until this one fits, then it joins its queue.
-    /// `hash`: the key's (`EntryIndex.hash(space:key:)`) when the caller has it.
-    mutating func admitToMemory(_ ref: EntryRef, size: Int, space: Int, key: String, hash: Int? = nil) {
-        let recalled = memory.recall(hash ?? IndexShard.hash(space: UInt16(truncatingIfNeeded: space), key: key))
+    /// leave until this one fits, then it joins its queue. `hash` is the
+    /// key's (`EntryIndex.hash(space:key:)`), which a set has already.
+    mutating func admitToMemory(_ ref: EntryRef, size: Int, hash: Int) {
+        let recalled = memory.recall(hash)
         if recalled { counters.memoryGhostHits += 1 }
         enforceMemoryBudget(makingRoomFor: MemoryBudget.charge(forValueOf: size))
         memory.admit(ref, size: size, recalled: recalled, isLive: { [index] in index.holdsValue($0.ref) })

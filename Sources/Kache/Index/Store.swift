@@ -172,7 +172,7 @@ struct StoreState: Sendable {
         // Evictions may have taken `key` itself (a full Queue): look again after each.
         if removals.count > evictedFrom { current = index.recordWithoutValue(space: space, key: key, hash: hash) }
         let evictedForBudgetFrom = removals.count
-        let recalled = current == nil && recallForDiskBudget(space: space, key: key, hash: hash)
+        let recalled = current == nil && recallForDiskBudget(hash: hash)
         let madeRoom = makeRoom(
             forBytes: budget.charge(forLength: length) - (current.map(budget.charge(of:)) ?? 0),
             newKeyBytes: key.utf8.count, inSegment: length < budget.segmentThreshold
@@ -191,7 +191,7 @@ struct StoreState: Sendable {
         budget.account(replacing: previous, with: record, keyBytes: key.utf8.count)
         rawBytes += value.count - (previous?.rawSize ?? 0)
         if let previous { releaseFromMemory(previous) }
-        admitToMemory(ref, size: value.count, space: space, key: key, hash: hash)
+        admitToMemory(ref, size: value.count, hash: hash)
         // Again once it is in: when nothing else could leave, the new value itself must.
         enforceMemoryBudget()
         return Insertion(
@@ -400,7 +400,7 @@ struct StoreState: Sendable {
             return true
         } ?? false
         guard admitted, let ref = index.ref(space: space, key: key) else { return }
-        admitToMemory(ref, size: value.count, space: space, key: key)
+        admitToMemory(ref, size: value.count, hash: EntryIndex.hash(space: space, key: key).hash)
         // Again once it is in: when nothing else could leave, the new value itself must.
         enforceMemoryBudget()
     }

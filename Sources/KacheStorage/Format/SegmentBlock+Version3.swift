@@ -63,7 +63,7 @@ extension SegmentBlock {
             _ block: UnsafeRawBufferPointer
         ) throws(EntryFile.Damage) -> (stored: UnsafeRawBufferPointer, rawLength: Int, isCompressed: Bool, count: Int) {
             guard block.count >= headerSize else { throw .truncated(length: block.count) }
-            guard block.prefix(4).elementsEqual(magic) else { throw .badMagic }
+            guard SegmentBlock.starts(block, with: magic) else { throw .badMagic }
             func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
                 T(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: T.self))
             }
