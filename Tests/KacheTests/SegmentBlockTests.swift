@@ -317,6 +317,38 @@ import Testing
         }
     }
 
+    /// A scan reads every block of a segment into one `BlockKeys`, in the
+    /// storage it has: each read gives what a fresh value reads, whatever
+    /// came before it (a bigger block, a smaller one, other key spaces, a
+    /// block of version 5 or 3, a damaged block that threw half-way).
+    @Test func blocksReadOneAfterAnotherIntoOneValueReadAsEachAlone() throws {
+        let big = Self.block((0 ..< 40).map { Self.record("key-\($0)", space: "pool", kind: 1, sequence: UInt64(10 + $0), value: compressible(90, seed: $0)) }).bytes
+        let small = Self.block([Self.record("z", sequence: 3, value: compressible(70))]).bytes
+        var damaged = Self.block(Self.mixed).bytes
+        damaged[damaged.count - 5] ^= 0x10
+        let blocks = [big, small, Self.block(Self.mixed).bytes, damaged, small, BlockSections.version5Block(Self.mixed), big, Version3Block.seal(Self.mixed), small]
+        func fields(_ keys: BlockKeys) -> [String] {
+            keys.records.indices.map { index in
+                let record = keys.records[index]
+                return "\(keys.header(index)) \(keys.key(of: record)) share \(record.share) space \(keys.spaces[Int(record.space)])"
+            }
+        }
+        var reused = BlockKeys()
+        var read = 0
+        for block in blocks {
+            let alone = block.withUnsafeBytes { raw in try? BlockKeys(raw) }
+            let again: BlockKeys? = block.withUnsafeBytes { raw in
+                (try? reused.read(raw)) == nil ? nil : reused
+            }
+            #expect((alone == nil) == (again == nil))
+            guard let alone, let again else { continue }
+            #expect(fields(again) == fields(alone))
+            #expect(again.valueRanges() == alone.valueRanges())
+            read += 1
+        }
+        #expect(read == blocks.count - 1)
+    }
+
     /// Expiries split into seconds and milliseconds above the base come back
     /// to the millisecond, far apart or not.
     @Test func expiriesComeBackToTheMillisecond() throws {

@@ -65,64 +65,80 @@ package struct BlockKeys: Sendable {
         package var kind: UInt8
     }
 
-    package private(set) var records: [Fields]
+    package private(set) var records: [Fields] = []
     /// The bytes the keys are in: the raw keys section of a block of format
     /// version 5 (keys in rows), the keys back to back otherwise.
-    package let keyBytes: [UInt8]
-    package let spaces: [Space]
+    package private(set) var keyBytes: [UInt8] = []
+    package private(set) var spaces: [Space] = []
     /// The headers of a block of version 3 or a record of version 2, as
     /// read (a record of version 2 has its own stored length and flags).
-    private let headers: [EntryFile.Header]?
+    private var headers: [EntryFile.Header]?
+    /// Kept between reads for their storage alone: the decompressed keys
+    /// section of a block in columns, and its records' raw ends.
+    private var section: [UInt8] = []
+    private var ends: [Int] = []
+
+    /// No records, for `read` to fill.
+    package init() {}
 
     /// Reads a block of the current layout or of version 3, checking all of it
     /// (magic, checksum, lengths, every record) but the decompression of the values.
     /// - Throws: the damage, when any check fails.
     package init(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) {
+        try read(block)
+    }
+
+    /// Replaces the records with `block`'s, as `init(_:)` reads them, in
+    /// the storage this value already has: a scan reads every block of a
+    /// segment into one `BlockKeys`. Made afresh for each block, its arrays
+    /// (an allocation each, their type's metadata looked up, and the frees)
+    /// took about a fifth of W5's open, whose blocks hold 7 records.
+    /// - Throws: the damage, when any check fails; the records are then unspecified.
+    package mutating func read(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) {
         guard !SegmentBlock.startsVersion3Block(block) else {
             let contents = try SegmentBlock.Version3.decode(block)
-            self.init(headers: contents.records.map(\.header), shares: contents.shares)
+            self = BlockKeys(headers: contents.records.map(\.header), shares: contents.shares)
             return
         }
         let sections = try Sections(block)
-        let rawKeys = try sections.rawKeys()
-        // Each record's share is set where its list is made: set afterwards
-        // through the closure's result, the list was copied whole for every block.
-        let parsed = try rawKeys.withUnsafeBytes { raw in
-            Result { () throws(EntryFile.Damage) -> (records: [Fields], keyBytes: [UInt8]?, spaces: [Space]) in
-                if sections.hasKeyColumns {
-                    var columns = try KeyColumns.read(raw, count: sections.count)
-                    // In one statement, so that the weights' view of the records is gone before they change.
-                    let shares = SegmentBlock.shares(
-                        of: block.count, byWeights: columns.records.lazy.map { KeyColumns.weight(keyLength: Int($0.keyLength), valueLength: Int($0.valueLength)) }
-                    )
-                    Self.share(shares, among: &columns.records)
-                    return (columns.records, columns.keyBytes, columns.spaces)
-                }
-                var reader = try KeysReader(raw, count: sections.count)
-                var records: [Fields] = []
-                var ends: [Int] = []
-                records.reserveCapacity(sections.count)
-                ends.reserveCapacity(sections.count)
-                for _ in 0 ..< sections.count {
-                    records.append(try reader.readFields())
-                    ends.append(reader.offset + reader.valuesEnd)
-                }
-                guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
-                Self.share(SegmentBlock.shares(of: block.count, byEnds: ends), among: &records)
-                return (records, nil, reader.spaces)
+        headers = nil
+        if sections.hasKeyColumns {
+            try sections.rawKeys(into: &section)
+            try KeyColumns.read(section, count: sections.count, into: &records, keyBytes: &keyBytes, spaces: &spaces)
+            ends.removeAll(keepingCapacity: true)
+            var end = 0
+            for index in records.indices {
+                end += KeyColumns.weight(keyLength: Int(records[index].keyLength), valueLength: Int(records[index].valueLength))
+                ends.append(end)
             }
-        }.get()
-        let valuesLength = parsed.records.reduce(0) { $0 + Int($1.valueLength) }
-        guard valuesLength == sections.valuesRaw else { throw .lengthMismatch(expected: sections.valuesRaw, actual: valuesLength) }
-        // Keys in rows are read where they lie, in the raw section; keys in columns are rebuilt.
-        self.init(records: parsed.records, keyBytes: parsed.keyBytes ?? rawKeys, spaces: parsed.spaces, headers: nil)
-    }
-
-    /// Sets each record's share from `shares`.
-    private static func share(_ shares: [Int], among records: inout [Fields]) {
-        records.withUnsafeMutableBufferPointer { records in
-            for index in records.indices { records[index].share = UInt32(shares[index]) }
+        } else {
+            // Keys in rows are read where they lie, in the raw section.
+            try sections.rawKeys(into: &keyBytes)
+            let parsed = try keyBytes.withUnsafeBytes { raw in
+                Result { () throws(EntryFile.Damage) -> (records: [Fields], ends: [Int], spaces: [Space]) in
+                    var reader = try KeysReader(raw, count: sections.count)
+                    var records: [Fields] = []
+                    var ends: [Int] = []
+                    records.reserveCapacity(sections.count)
+                    ends.reserveCapacity(sections.count)
+                    for _ in 0 ..< sections.count {
+                        records.append(try reader.readFields())
+                        ends.append(reader.offset + reader.valuesEnd)
+                    }
+                    guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
+                    return (records, ends, reader.spaces)
+                }
+            }.get()
+            (records, ends, spaces) = parsed
         }
+        var index = 0
+        let ends = ends
+        SegmentBlock.share(block.count, byEnds: ends) { share in
+            records[index].share = UInt32(share)
+            index += 1
+        }
+        let valuesLength = records.reduce(0) { $0 + Int($1.valueLength) }
+        guard valuesLength == sections.valuesRaw else { throw .lengthMismatch(expected: sections.valuesRaw, actual: valuesLength) }
     }
 
     /// The records of `headers` (a block of version 3, or a record of
@@ -144,7 +160,7 @@ package struct BlockKeys: Sendable {
         self.init(records: records, keyBytes: keyBytes, spaces: spaces, headers: headers)
     }
 
-    private init(records: [Fields], keyBytes: [UInt8], spaces: [Space], headers: [EntryFile.Header]?) {
+    private init(records: [Fields], keyBytes: [UInt8], spaces: [Space], headers: [EntryFile.Header]) {
         self.records = records
         self.keyBytes = keyBytes
         self.spaces = spaces

@@ -95,10 +95,33 @@ package enum KeyColumns {
     static func read(
         _ raw: UnsafeRawBufferPointer, count: Int
     ) throws(EntryFile.Damage) -> (records: [BlockKeys.Fields], keyBytes: [UInt8], spaces: [BlockKeys.Space]) {
-        var reader = BinaryReader(raw)
-        let prelude = try SegmentBlock.Prelude(&reader, recordCount: count)
-        var records = [BlockKeys.Fields](repeating: BlockKeys.Fields(), count: count)
+        var records: [BlockKeys.Fields] = []
         var keyBytes: [UInt8] = []
+        var spaces: [BlockKeys.Space] = []
+        try read(raw, count: count, into: &records, keyBytes: &keyBytes, spaces: &spaces)
+        return (records, keyBytes, spaces)
+    }
+
+    /// `read(_:count:)` of the raw section `section`, into arrays whose
+    /// storage is reused from block to block (`BlockKeys.read`).
+    static func read(
+        _ section: [UInt8], count: Int, into records: inout [BlockKeys.Fields], keyBytes: inout [UInt8], spaces: inout [BlockKeys.Space]
+    ) throws(EntryFile.Damage) {
+        try section.withUnsafeBytes { raw in
+            Result { () throws(EntryFile.Damage) in try read(raw, count: count, into: &records, keyBytes: &keyBytes, spaces: &spaces) }
+        }.get()
+    }
+
+    private static func read(
+        _ raw: UnsafeRawBufferPointer, count: Int, into records: inout [BlockKeys.Fields], keyBytes: inout [UInt8], spaces: inout [BlockKeys.Space]
+    ) throws(EntryFile.Damage) {
+        var reader = BinaryReader(raw)
+        // Moved out, so that the list's storage is free to be reused.
+        var previousSpaces: [BlockKeys.Space] = []
+        swap(&previousSpaces, &spaces)
+        let prelude = try SegmentBlock.Prelude(&reader, recordCount: count, reusing: consume previousSpaces)
+        records.removeAll(keepingCapacity: true)
+        records.append(contentsOf: repeatElement(BlockKeys.Fields(), count: count))
         do {
             // Through a buffer: each `records[index].field = ` checked the array's uniqueness.
             try records.withUnsafeMutableBufferPointer { records in
@@ -133,7 +156,8 @@ package enum KeyColumns {
                     previousLength = Int(records[index].keyLength)
                 }
                 // Each key is its shared prefix, copied from the key before, then its suffix.
-                keyBytes = [UInt8](repeating: 0, count: keysLength)
+                keyBytes.removeAll(keepingCapacity: true)
+                keyBytes.append(contentsOf: repeatElement(0, count: keysLength))
                 try keyBytes.withUnsafeMutableBufferPointer { keys in
                     var start = 0
                     var previousStart = 0
@@ -184,7 +208,7 @@ package enum KeyColumns {
             throw error as? EntryFile.Damage ?? .truncated(length: reader.offset)
         }
         guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
-        return (records, keyBytes, prelude.spaces.entries)
+        spaces = prelude.spaces.entries
     }
 
     /// Whether every byte of `bytes` is ASCII, eight at a time.

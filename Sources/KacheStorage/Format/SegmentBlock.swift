@@ -272,18 +272,24 @@ package enum SegmentBlock {
     /// of 0 means "not on disk" to the index and the manifest. A sealed block
     /// is at least a byte per record long (its header alone is 32).
     package static func shares(of total: Int, byEnds ends: [Int]) -> [Int] {
-        let whole = ends.last!
-        let spread = total - ends.count
-        precondition(spread >= 0, "a block shorter than its record count")
         var shares: [Int] = []
         shares.reserveCapacity(ends.count)
+        share(total, byEnds: ends) { shares.append($0) }
+        return shares
+    }
+
+    /// `shares(of:byEnds:)`, each share handed to `take` in order rather
+    /// than gathered (an open sets them in its records).
+    package static func share(_ total: Int, byEnds ends: [Int], _ take: (Int) -> Void) {
+        guard let whole = ends.last else { return }
+        let spread = total - ends.count
+        precondition(spread >= 0, "a block shorter than its record count")
         var given = 0
         for end in ends {
             let upTo = end == whole ? spread : spread * end / whole
-            shares.append(1 + upTo - given)
+            take(1 + upTo - given)
             given = upTo
         }
-        return shares
     }
 
     // MARK: - Reading
@@ -444,16 +450,18 @@ struct Sections {
         return try body(UnsafeRawBufferPointer(raw))
     }
 
-    /// The raw keys section, in an array of its own (`BlockKeys` keeps it).
-    func rawKeys() throws(EntryFile.Damage) -> [UInt8] {
-        guard keysCompressed else { return Array(keysStored) }
-        var decompressed = false
-        let raw = [UInt8](unsafeUninitializedCapacity: keysRaw) { buffer, count in
-            decompressed = LZ4.decompress(keysStored, into: UnsafeMutableRawBufferPointer(buffer))
-            count = decompressed ? keysRaw : 0
+    /// The raw keys section, in `raw`, whose storage is reused (`BlockKeys` keeps it).
+    func rawKeys(into raw: inout [UInt8]) throws(EntryFile.Damage) {
+        raw.removeAll(keepingCapacity: true)
+        raw.append(contentsOf: repeatElement(0, count: keysRaw))
+        let decompressed = raw.withUnsafeMutableBytes { raw in
+            guard keysCompressed else {
+                raw.copyMemory(from: keysStored)
+                return true
+            }
+            return LZ4.decompress(keysStored, into: raw)
         }
         guard decompressed else { throw .undecompressible }
-        return raw
     }
 
     /// Record `index`, and its value's range in the values section.
@@ -572,14 +580,15 @@ extension SegmentBlock {
         let baseSequence: UInt64
         let spaces: SpaceList
 
-        init(_ reader: inout BinaryReader, recordCount: Int) throws(EntryFile.Damage) {
+        /// Read from `reader`; the key-space list goes into the storage of `entries`, when it has any.
+        init(_ reader: inout BinaryReader, recordCount: Int, reusing entries: consuming [BlockKeys.Space] = []) throws(EntryFile.Damage) {
             do {
                 baseExpiry = try reader.read(Int64.self)
                 baseSequence = try reader.read(UInt64.self)
             } catch {
                 throw .truncated(length: reader.offset)
             }
-            spaces = try SpaceList(&reader, recordCount: recordCount)
+            spaces = try SpaceList(&reader, recordCount: recordCount, reusing: entries)
         }
     }
 
@@ -590,14 +599,15 @@ extension SegmentBlock {
     struct SpaceList {
         let entries: [BlockKeys.Space]
 
-        init(_ reader: inout BinaryReader, recordCount: Int) throws(EntryFile.Damage) {
+        init(_ reader: inout BinaryReader, recordCount: Int, reusing storage: consuming [BlockKeys.Space] = []) throws(EntryFile.Damage) {
             do {
                 let spaceCount = try reader.readVarint()
                 // A record names one key space: more than records would be damage.
                 guard spaceCount <= recordCount else {
                     throw EntryFile.Damage.lengthMismatch(expected: recordCount, actual: Int(clamping: spaceCount))
                 }
-                var entries: [BlockKeys.Space] = []
+                var entries = storage
+                entries.removeAll(keepingCapacity: true)
                 for _ in 0 ..< spaceCount {
                     let kind = try reader.read(UInt8.self)
                     guard EntryFile.kinds.contains(kind) else { throw EntryFile.Damage.unknownKind(kind) }

@@ -766,9 +766,11 @@ package final class SegmentStore: Sendable {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             var damageStart: Int?
+            // Every block is read into this one, in the storage it has (`BlockKeys.read`).
+            var keys = BlockKeys()
             while offset + 4 <= raw.count {
                 let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                if let (length, keys) = validBlockOrRecord(at: rest) {
+                if let length = readValidBlockOrRecord(at: rest, into: &keys) {
                     if let start = damageStart { scan.damagedRanges.append(start ..< offset) }
                     damageStart = nil
                     for record in keys.records { scan.latestSequence = max(scan.latestSequence, record.sequence) }
@@ -784,18 +786,20 @@ package final class SegmentStore: Sendable {
         return scan
     }
 
-    /// The valid block, or the valid record of version 2, at the start of
-    /// `bytes`, and its length; nil when there is none. The checksum covers
-    /// a block's values, but only its keys are decompressed.
-    private static func validBlockOrRecord(at bytes: UnsafeRawBufferPointer) -> (length: Int, keys: BlockKeys)? {
+    /// Reads the valid block, or the valid record of version 2, at the start
+    /// of `bytes` into `keys`, and returns its length; nil when there is
+    /// none (`keys` is then unspecified). The checksum covers a block's
+    /// values, but only its keys are decompressed.
+    private static func readValidBlockOrRecord(at bytes: UnsafeRawBufferPointer, into keys: inout BlockKeys) -> Int? {
         if let length = SegmentBlock.blockLength(at: bytes) {
-            guard length <= bytes.count, let keys = try? BlockKeys(UnsafeRawBufferPointer(rebasing: bytes[..<length])) else { return nil }
-            return (length, keys)
+            guard length <= bytes.count, (try? keys.read(UnsafeRawBufferPointer(rebasing: bytes[..<length]))) != nil else { return nil }
+            return length
         }
         guard let length = EntryFile.recordLength(at: bytes), length <= bytes.count else { return nil }
         let record = UnsafeRawBufferPointer(rebasing: bytes[..<length])
         guard let header = try? EntryFile.decodeHeader(record, fileLength: length), (try? EntryFile.verifyChecksum(record)) != nil else { return nil }
-        return (length, BlockKeys(headers: [header], shares: [length]))
+        keys = BlockKeys(headers: [header], shares: [length])
+        return length
     }
 
     /// The next offset after `offset` where a block's or a record's magic begins.
