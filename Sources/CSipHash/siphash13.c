@@ -47,7 +47,18 @@ uint64_t kache_siphash13(const void *input, size_t count, uint16_t extra, uint64
     // The last 0-7 bytes, then `extra`'s two: one word, or two when they pass 8.
     uint64_t word = 0;
     size_t rest = count - offset;
-    for (size_t index = 0; index < rest; index++) word |= (uint64_t)bytes[offset + index] << (8 * index);
+    if (rest > 0 && count >= 8) {
+        // The last eight bytes in one load, the ones already hashed shifted
+        // out: the byte loop cost 5 instructions a byte, a sixth of hashing
+        // an 11-byte key.
+        memcpy(&word, bytes + count - 8, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        word = __builtin_bswap64(word);
+#endif
+        word >>= 8 * (8 - rest);
+    } else {
+        for (size_t index = 0; index < rest; index++) word |= (uint64_t)bytes[offset + index] << (8 * index);
+    }
     seen |= word;
     *ascii = (seen & 0x8080808080808080ULL) == 0;
     uint64_t length = (uint64_t)(count + 2) << 56;

@@ -5,7 +5,8 @@ import Testing
 /// bytes, which is SipHash-1-3 too (`sys.hash_info.algorithm`), with the
 /// all-zero key that `PYTHONHASHSEED=0` gives it. The expected values come from
 /// `PYTHONHASHSEED=0 python3 -c 'print(hash(b"key-0000001" + b"\x01\x02"))'`
-/// (Python 3.11), one for each length that takes another path through the tail.
+/// (Python 3.11), one for each length that takes another path through the
+/// tail: bytes one by one under 8, the last eight in one load from 9 on.
 @Suite struct SipHash13Tests {
     @Test(arguments: [
         ("", 2_119_833_762_097_967_943),
@@ -13,9 +14,13 @@ import Testing
         ("abcdef", 1_996_360_936_666_963_582),
         ("abcdefg", 8_731_586_236_356_625_343),
         ("abcdefgh", -8_951_970_812_727_829_033),
+        ("abcdefghi", -9_129_177_564_841_784_743),
+        ("abcdefghij", -7_765_327_756_982_225_804),
         ("key-0000001", 6_295_764_736_943_663_609),
+        ("key-000000012", -3_945_429_858_460_299_471),
         ("abcdefghijklmno", -5_825_095_552_051_259_105),
         ("abcdefghijklmnop", 7_763_398_035_636_546_182),
+        ("abcdefghijklmnopqrstuvw", 7_696_812_060_157_319_756),
     ] as [(String, Int64)])
     func matchesCPythonsSipHash13(key: String, expected: Int64) {
         let zero = SipHash13(k0: 0, k1: 0)
