@@ -105,11 +105,16 @@ package struct BlockKeys: Sendable {
         if sections.hasKeyColumns {
             try sections.rawKeys(into: &section)
             try KeyColumns.read(section, count: sections.count, into: &records, keyBytes: &keyBytes, spaces: &spaces)
-            ends.removeAll(keepingCapacity: true)
-            var end = 0
-            for index in records.indices {
-                end += KeyColumns.weight(keyLength: Int(records[index].keyLength), valueLength: Int(records[index].valueLength))
-                ends.append(end)
+            ends.resize(to: records.count, filler: 0)
+            // Through buffers: an element set by subscript checked the array's uniqueness each time.
+            ends.withUnsafeMutableBufferPointer { ends in
+                records.withUnsafeBufferPointer { records in
+                    var end = 0
+                    for index in records.indices {
+                        end += KeyColumns.weight(keyLength: Int(records[index].keyLength), valueLength: Int(records[index].valueLength))
+                        ends[index] = end
+                    }
+                }
             }
         } else {
             // Keys in rows are read where they lie, in the raw section.
@@ -131,11 +136,13 @@ package struct BlockKeys: Sendable {
             }.get()
             (records, ends, spaces) = parsed
         }
-        var index = 0
         let ends = ends
-        SegmentBlock.share(block.count, byEnds: ends) { share in
-            records[index].share = UInt32(share)
-            index += 1
+        records.withUnsafeMutableBufferPointer { records in
+            var index = 0
+            SegmentBlock.share(block.count, byEnds: ends) { share in
+                records[index].share = UInt32(share)
+                index += 1
+            }
         }
         let valuesLength = records.reduce(0) { $0 + Int($1.valueLength) }
         guard valuesLength == sections.valuesRaw else { throw .lengthMismatch(expected: sections.valuesRaw, actual: valuesLength) }

@@ -120,8 +120,8 @@ package enum KeyColumns {
         var previousSpaces: [BlockKeys.Space] = []
         swap(&previousSpaces, &spaces)
         let prelude = try SegmentBlock.Prelude(&reader, recordCount: count, reusing: consume previousSpaces)
-        records.removeAll(keepingCapacity: true)
-        records.append(contentsOf: repeatElement(BlockKeys.Fields(), count: count))
+        // Every field but the share is set below, and the share by `BlockKeys.read`.
+        records.resize(to: count, filler: BlockKeys.Fields())
         do {
             // Through a buffer: each `records[index].field = ` checked the array's uniqueness.
             try records.withUnsafeMutableBufferPointer { records in
@@ -156,8 +156,7 @@ package enum KeyColumns {
                     previousLength = Int(records[index].keyLength)
                 }
                 // Each key is its shared prefix, copied from the key before, then its suffix.
-                keyBytes.removeAll(keepingCapacity: true)
-                keyBytes.append(contentsOf: repeatElement(0, count: keysLength))
+                keyBytes.resize(to: keysLength, filler: 0)
                 try keyBytes.withUnsafeMutableBufferPointer { keys in
                     var start = 0
                     var previousStart = 0

@@ -452,8 +452,8 @@ struct Sections {
 
     /// The raw keys section, in `raw`, whose storage is reused (`BlockKeys` keeps it).
     func rawKeys(into raw: inout [UInt8]) throws(EntryFile.Damage) {
-        raw.removeAll(keepingCapacity: true)
-        raw.append(contentsOf: repeatElement(0, count: keysRaw))
+        // Every byte is written below, or the section is refused.
+        raw.resize(to: keysRaw, filler: 0)
         let decompressed = raw.withUnsafeMutableBytes { raw in
             guard keysCompressed else {
                 raw.copyMemory(from: keysStored)
