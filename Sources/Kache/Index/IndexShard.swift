@@ -192,7 +192,10 @@ struct IndexShard: Sendable {
 
     /// Adds an entry whose key is not in the shard yet; `vacant`, the bucket
     /// a probe for it just found (an insert after a miss probes once, not twice).
+    /// Inlined: called apart, it took its entry through a copy of the
+    /// caller's (callgrind: 24 instructions an entry at open, 18 a set).
     /// - Returns: its slot.
+    @inline(__always)
     mutating func insert(_ entry: consuming Entry, diskPlace: DiskPlace, hash: Int, vacant: Int? = nil) -> Int {
         var vacant = vacant
         if (count + 1) * 4 > buckets.count * 3 {
