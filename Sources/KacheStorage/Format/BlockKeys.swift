@@ -105,8 +105,10 @@ package struct BlockKeys: Sendable {
         if sections.hasKeyColumns {
             try sections.rawKeys(into: &section)
             try KeyColumns.read(section, count: sections.count, into: &records, keyBytes: &keyBytes, spaces: &spaces)
+            // Each record's end by the weights the writer shared the block by
+            // (`SegmentBlock.shares(of:byWeights:)`), set through buffers: an
+            // element set by subscript checked the array's uniqueness each time.
             ends.resize(to: records.count, filler: 0)
-            // Through buffers: an element set by subscript checked the array's uniqueness each time.
             ends.withUnsafeMutableBufferPointer { ends in
                 records.withUnsafeBufferPointer { records in
                     var end = 0

@@ -52,7 +52,7 @@ package enum KeyColumns {
             key.withUTF8 { keyBytes.append(contentsOf: $0) }
             ends.append(keyBytes.count)
         }
-        // Room for the columns at once: each field takes a byte or two, a varint at most ten.
+        // Room for the columns at once: most fields take a byte or two (a varint at most ten).
         keys.reserveCapacity(keys.count + keyBytes.count + records.count * 24)
         for index in records.indices { keys.append(records[index].isTombstone ? SegmentBlock.tombstoneFlag : 0) }
         for space in spaces { keys.appendVarint(UInt64(space)) }

@@ -256,8 +256,9 @@ package enum SegmentBlock {
     }
 
     /// `total` split among records of `weights` (`Record.weight`), as
-    /// `shares(of:byEnds:)` splits it: the one place where a block of keys in
-    /// columns turns its records' weights into their shares, on write and on read.
+    /// `shares(of:byEnds:)` splits it: a writer's shares of a block of keys in
+    /// columns. A reader adds up the same weights (`KeyColumns.weight`) into
+    /// the ends it splits by (`BlockKeys.read`).
     package static func shares(of total: Int, byWeights weights: some Sequence<Int>) -> [Int] {
         var sum = 0
         return shares(of: total, byEnds: weights.map { weight in
