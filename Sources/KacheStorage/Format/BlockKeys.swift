@@ -92,7 +92,8 @@ package struct BlockKeys: Sendable {
     /// the storage this value already has: a scan reads every block of a
     /// segment into one `BlockKeys`. Made afresh for each block, its arrays
     /// (an allocation each, their type's metadata looked up, and the frees)
-    /// took about a fifth of W5's open, whose blocks hold 7 records.
+    /// cost about 3,000 instructions a block, a ninth of W5's open, whose
+    /// blocks hold 7 records.
     /// - Throws: the damage, when any check fails; the records are then unspecified.
     package mutating func read(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) {
         guard !SegmentBlock.startsVersion3Block(block) else {
