@@ -479,13 +479,19 @@ package final class SegmentStore: Sendable {
 
         /// Counts the record at `location`, if it is in a segment.
         package mutating func add(_ location: RecordLocation) {
-            guard !location.isOwnFile else { return }
-            if current?.segment != location.segment {
+            add(count: 1, bytes: location.length, inSegment: location.segment)
+        }
+
+        /// Counts `count` records of `bytes` in all in segment `segment` (none for
+        /// 0, files of their own): a restore counts a segment's records at once.
+        package mutating func add(count: Int, bytes: Int, inSegment segment: UInt32) {
+            guard segment != 0 else { return }
+            if current?.segment != segment {
                 if let (segment, bytes, count) = current { Self.add(bytes, count, to: segment, in: &counted) }
-                current = (location.segment, 0, 0)
+                current = (segment, 0, 0)
             }
-            current!.bytes += location.length
-            current!.count += 1
+            current!.bytes += bytes
+            current!.count += count
         }
 
         /// Adds another tally's counts.
