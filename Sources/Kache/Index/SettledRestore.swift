@@ -168,8 +168,6 @@ extension StoreState {
                 var part = ShardRestore(budget: emptyBudget, spaceCount: isQueue.count)
                 defer { restored.withLock { $0[shard] = part } }
                 for picks in lists {
-                    // A list is one segment's: its records are counted live at once, after it.
-                    var bytes = 0
                     for pick in picks {
                         let location = RecordLocation(place: pick.place, length: Int(pick.length))
                         let record = EntryRecord(
@@ -190,7 +188,7 @@ extension StoreState {
                             if let location = previous.location { part.replaced.append(location) }
                         }
                         part.rawBytes += record.rawSize
-                        bytes += location.length
+                        part.live.add(location)
                         part.nextSequence = max(part.nextSequence, pick.sequence + 1)
                         let space = Int(pick.space)
                         // Room for all (most restores are of one key space); room never used is never touched.
@@ -199,9 +197,6 @@ extension StoreState {
                         guard previous == nil else { continue }
                         part.newCounts[space] += 1
                         if isQueue[space] { part.queued[space].append((pick.sequence, ref)) }
-                    }
-                    if let first = picks.first {
-                        part.live.add(count: picks.count, bytes: bytes, inSegment: RecordLocation(place: first.place, length: 0).segment)
                     }
                 }
             }

@@ -479,19 +479,13 @@ package final class SegmentStore: Sendable {
 
         /// Counts the record at `location`, if it is in a segment.
         package mutating func add(_ location: RecordLocation) {
-            add(count: 1, bytes: location.length, inSegment: location.segment)
-        }
-
-        /// Counts `count` records of `bytes` in all in segment `segment` (none for
-        /// 0, files of their own): a restore counts a segment's records at once.
-        package mutating func add(count: Int, bytes: Int, inSegment segment: UInt32) {
-            guard segment != 0 else { return }
-            if current?.segment != segment {
+            guard !location.isOwnFile else { return }
+            if current?.segment != location.segment {
                 if let (segment, bytes, count) = current { Self.add(bytes, count, to: segment, in: &counted) }
-                current = (segment, 0, 0)
+                current = (location.segment, 0, 0)
             }
-            current!.bytes += bytes
-            current!.count += count
+            current!.bytes += location.length
+            current!.count += 1
         }
 
         /// Adds another tally's counts.
