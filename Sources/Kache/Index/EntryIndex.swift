@@ -267,11 +267,20 @@ final class EntryIndex: Sendable {
     /// Changes the record of (space, key) in place, if it exists.
     @discardableResult
     func modify<R: Sendable>(space: Int, key: String, _ body: (inout EntryRecord) -> R) -> R? {
+        modify(space: space, key: key, hash: Self.hash(space: space, key: key).hash, body)?.result
+    }
+
+    /// Changes the record of (space, key), whose hash (`hash(space:key:)`)
+    /// the caller has, in place, if it exists; with `body`'s result, the
+    /// entry's reference (a value read back into memory joins the memory
+    /// budget's queue by it, with one hash and one probe for all three).
+    func modify<R: Sendable>(space: Int, key: String, hash: Int, _ body: (inout EntryRecord) -> R) -> (result: R, ref: EntryRef)? {
         let space16 = UInt16(truncatingIfNeeded: space)
-        let hash = IndexShard.hash(space: space16, key: key)
-        return withShard(hash & (Self.shardCount - 1)) { shard in
+        let shardIndex = hash & (Self.shardCount - 1)
+        return withShard(shardIndex) { shard in
             guard let slot = shard.find(space: space16, key: key, hash: hash) else { return nil }
-            return modify(&shard, slot: slot, body)
+            let result = modify(&shard, slot: slot, body)
+            return (result, EntryRef(shard: shardIndex, slot: slot, sequence: shard.entries[slot].sequence))
         }
     }
 

@@ -392,15 +392,17 @@ struct StoreState: Sendable {
     /// Brings a value read from its file into memory.
     mutating func promote(space: Int, key: String, sequence: UInt64, value: Data) {
         counters.diskHits += 1
-        let admitted = index.modify(space: space, key: key) { record -> Bool in
+        // Hashed once, for the change, the reference and the memory budget's ghost.
+        let hash = EntryIndex.hash(space: space, key: key).hash
+        let admitted = index.modify(space: space, key: key, hash: hash) { record -> Bool in
             guard record.sequence == sequence, record.value == nil else { return false }
             record.value = value
             // As a new value's: reads from before it left memory don't count.
             record.frequency = 0
             return true
-        } ?? false
-        guard admitted, let ref = index.ref(space: space, key: key) else { return }
-        admitToMemory(ref, size: value.count, hash: EntryIndex.hash(space: space, key: key).hash)
+        }
+        guard let admitted, admitted.result else { return }
+        admitToMemory(admitted.ref, size: value.count, hash: hash)
         // Again once it is in: when nothing else could leave, the new value itself must.
         enforceMemoryBudget()
     }
