@@ -265,4 +265,64 @@ import Testing
         }
         cache.checkInvariants()
     }
+
+    /// A restore's expiry order names every entry it set once, with the
+    /// version it left there: a new key appended to a slab, one in a slot an
+    /// earlier removal freed, a key already there before the restore (set
+    /// again, not new), and a key restored twice (two copies of a record).
+    @Test func aRestoresOrderNamesEveryEntryItSetOnceAndCountsTheNewOnes() {
+        let index = EntryIndex()
+        for i in 0 ..< 300 { _ = index.upsert(space: 0, key: "old\(i)", record(UInt64(i + 1))) }
+        // Free slots below the slabs' ends, which new keys may take.
+        for i in stride(from: 0, to: 300, by: 5) { index.remove(space: 0, key: "old\(i)") }
+        var firstSlots = [Int](repeating: 0, count: EntryIndex.shardCount)
+        var otherSlots = [[(slot: Int, isNew: Bool)]](repeating: [], count: EntryIndex.shardCount)
+        for shard in 0 ..< EntryIndex.shardCount { index.restoring(shard: shard, adding: 0) { firstSlots[shard] = $0.entries.count } }
+        // (space, key, sequence): new keys in both key spaces, old keys set again, and new keys twice.
+        var restores: [(space: UInt16, key: String, sequence: UInt64)] = []
+        for i in 0 ..< 200 { restores.append((UInt16(i % 2), "new\(i)", UInt64(1_000 + i))) }
+        for i in stride(from: 1, to: 300, by: 10) { restores.append((0, "old\(i)", UInt64(2_000 + i))) }
+        for i in 0 ..< 20 { restores.append((UInt16(i % 2), "new\(i)", UInt64(3_000 + i))) }
+        var newCount = [0, 0]
+        for (space, key, sequence) in restores {
+            let (hash, shard) = EntryIndex.hash(space: Int(space), key: key)
+            index.restoring(shard: shard, adding: 1) { table in
+                let entry = IndexShard.Entry(
+                    key: key, expiry: Int64(sequence) * 10, sequence: sequence, value: nil, place: 0, length: 10, rawSize: 5,
+                    space: space, flags: .occupied
+                )
+                let (previous, slot) = index.restore(entry, hash: hash, into: &table, shard)
+                if previous == nil { newCount[Int(space)] += 1 }
+                if slot < firstSlots[shard] { otherSlots[shard].append((slot, previous == nil)) }
+            }
+        }
+        #expect(newCount == [100, 100])
+        #expect(otherSlots.joined().contains { $0.isNew }, "no new key took a freed slot")
+        #expect(otherSlots.joined().contains { !$0.isNew }, "no old key was set again")
+
+        let order = index.restoredOrder(
+            shards: 0 ..< EntryIndex.shardCount, firstSlots: firstSlots, otherSlots: otherSlots, spaceCount: 2, isQueue: [false, true]
+        )
+        #expect(order.newCounts == newCount)
+        var expected: [UInt64: Int64] = [:]
+        for (_, _, sequence) in restores { expected[sequence] = Int64(sequence) * 10 }
+        // The first copies of the keys restored twice were replaced: only the second is an entry.
+        for i in 0 ..< 20 { expected[UInt64(1_000 + i)] = nil }
+        var found: [UInt64: Int64] = [:]
+        for space in 0 ..< 2 {
+            for item in order.items[space] {
+                let entry = index.entry(item.ref)
+                #expect(entry?.space == space && index.isCurrent(item.ref))
+                if let sequence = entry?.record.sequence {
+                    #expect(found.updateValue(item.expiry, forKey: sequence) == nil, "sequence \(sequence) named twice")
+                }
+            }
+        }
+        #expect(found == expected)
+        // The Queue's new items, with their sequences, and no item of a key that was there before.
+        #expect(order.queued[0].isEmpty)
+        let replacedFirstCopies = Set((0 ..< 20).filter { $0 % 2 == 1 }.map { UInt64(1_000 + $0) })
+        let queued: Set<UInt64> = Set(restores.filter { $0.space == 1 }.map(\.sequence)).subtracting(replacedFirstCopies)
+        #expect(Set(order.queued[1].map(\.sequence)) == queued)
+    }
 }

@@ -43,9 +43,9 @@ import Testing
     /// one order, stale tops of either are skipped, and later inserts join it.
     @Test func restoredHalvesPopAsOneOrder() {
         var index = ExpiryIndex()
-        let first = [[item(1, 40), item(2, 10)], [item(3, 70)]]
-        let second = [[item(4, 20), item(5, 60)], [], [item(6, 30), item(7, 50)]]
-        index.insert(halves: (first, second))
+        let first = [item(1, 40), item(2, 10), item(3, 70)]
+        let second = [item(4, 20), item(5, 60), item(6, 30), item(7, 50)]
+        index.insert(halves: first, second)
         #expect(index.count == 7)
         #expect(index.leastExpiry == 10)
         index.insert(ref(8, 8), expiry: 35)
@@ -60,7 +60,7 @@ import Testing
     @Test func restoredHalvesJoinItemsThere() {
         var index = ExpiryIndex()
         index.insert(ref(1, 1), expiry: 25)
-        index.insert(halves: ([[item(2, 5)]], [[item(3, 15)], [item(4, 35)]]))
+        index.insert(halves: [item(2, 5)], [item(3, 15), item(4, 35)])
         var order: [Int] = []
         while let item = index.popEarliest(isLive: { _ in true }) { order.append(item.ref.slot) }
         #expect(order == [2, 3, 1, 4])

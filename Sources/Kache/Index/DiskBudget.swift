@@ -123,6 +123,12 @@ struct DiskBudget: Sendable {
         if let old { count(old.diskFacts, keyBytes: keyBytes, as: -1) }
     }
 
+    /// `account(replacing: nil, with:keyBytes:)` from the new record's facts alone (a restore's).
+    @inline(__always)
+    mutating func account(adding new: DiskFacts, keyBytes: Int) {
+        count(new, keyBytes: keyBytes, as: 1)
+    }
+
     /// `account(replacing:with:keyBytes:)` of a key that stays, from its facts alone.
     @inline(__always)
     mutating func account(replacing old: DiskFacts, with new: DiskFacts, keyBytes: Int) {

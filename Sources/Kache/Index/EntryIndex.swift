@@ -195,36 +195,116 @@ final class EntryIndex: Sendable {
         return withShard(shardIndex) { upsert(space: space, key: key, hash: hash, record, into: &$0, shardIndex) }
     }
 
-    /// Runs `body` under shard `shard`'s lock, taken once, with an `upsert`
-    /// into that shard of keys that hash to it, after making room for
-    /// `count` more. A restore fills each shard in one go, the shards on all
-    /// cores (`StoreState.restoreSettled`). The room is made here, not for
-    /// every shard before: a shard's table, zeroed just before it fills, is
-    /// still in the core's cache (made up front, a probe missed it every time).
-    ///
-    /// The entries come packed as the shard keeps them (made from the
-    /// records `SettledRestore` picked): a written record in a segment
-    /// file, no value in memory, in the disk budget's main queue.
+    /// Runs `body` under shard `shard`'s lock, taken once, after making room
+    /// for `count` more entries, which `body` adds with `restore(_:hash:into:_:)`.
+    /// A restore fills each shard in one go, the shards on all cores
+    /// (`StoreState.restoreSettled`). The room is made here, not for every
+    /// shard before: a shard's table, zeroed just before it fills, is still
+    /// in the core's cache (made up front, a probe missed it every time).
     @inline(__always)
-    func restoring(
-        shard: Int, adding count: Int,
-        _ body: (_ upsert: (_ entry: consuming IndexShard.Entry, _ hash: Int) -> (previous: EntryRecord?, ref: EntryRef)) -> Void
-    ) {
+    func restoring(shard: Int, adding count: Int, _ body: (inout IndexShard) -> Void) {
         withShard(shard) { locked in
             locked.reserveCapacity(locked.count + count)
-            body { entry, hash in
-                precondition(hash & (Self.shardCount - 1) == shard, "a restore put a key in a shard it does not hash to")
-                let sequence = entry.sequence
-                switch locked.probe(space: entry.space, key: entry.key, hash: hash) {
-                case let .found(slot):
-                    let previous = self.record(in: locked, slot: slot)
-                    locked.update(slot: slot, with: entry, diskPlace: DiskPlace(inMain: true), superseded: nil)
-                    return (previous, EntryRef(shard: shard, slot: slot, sequence: sequence))
-                case let .vacant(bucket):
-                    let slot = locked.insert(entry, diskPlace: DiskPlace(inMain: true), hash: hash, vacant: bucket)
-                    return (nil, EntryRef(shard: shard, slot: slot, sequence: sequence))
+            body(&locked)
+        }
+    }
+
+    /// Adds a restored entry to `shard` (number `shardIndex`, the one its key
+    /// hashes to, as `restoring` hands it out), or replaces the entry of its
+    /// key. The entry comes packed as the shard keeps it (made from a record
+    /// `SettledRestore` picked): a written record in a segment file, no value
+    /// in memory, in the disk budget's main queue.
+    ///
+    /// Called in the caller's loop, not as a closure that `restoring` hands
+    /// out: called through one, each entry cost an indirect call and two
+    /// more copies of the entry (callgrind, W8's open).
+    /// - Returns: the entry it replaced, and the new one's slot.
+    @inline(__always)
+    func restore(
+        _ entry: consuming IndexShard.Entry, hash: Int, into shard: inout IndexShard, _ shardIndex: Int
+    ) -> (previous: EntryRecord?, slot: Int) {
+        precondition(hash & (Self.shardCount - 1) == shardIndex, "a restore put a key in a shard it does not hash to")
+        switch shard.probe(space: entry.space, key: entry.key, hash: hash) {
+        case let .found(slot):
+            let previous = record(in: shard, slot: slot)
+            shard.update(slot: slot, with: consume entry, diskPlace: DiskPlace(inMain: true), superseded: nil)
+            return (previous, slot)
+        case let .vacant(bucket):
+            return (nil, shard.insert(consume entry, diskPlace: DiskPlace(inMain: true), hash: hash, vacant: bucket))
+        }
+    }
+
+    /// The expiry order and the key spaces' counts of what a restore added to
+    /// `shards`: each shard's entries from slot `firstSlots[shard]` on (a
+    /// restore appends to the slab), and `otherSlots`, the slots below that
+    /// a restore set, each flagged if it added an entry there (a freed slot
+    /// reused; a slot set twice may be listed twice); `spaceCount` key
+    /// spaces, `isQueue` telling each one's kind.
+    ///
+    /// Read from the slabs after the shards are filled, not gathered while
+    /// they filled: the items gathered per shard had to be joined (a million
+    /// items copied on W8's open), and their appends cost every entry three
+    /// checks of its arrays' uniqueness.
+    /// - Complexity: O(entries restored)
+    func restoredOrder(
+        shards: Range<Int>, firstSlots: [Int], otherSlots: [[(slot: Int, isNew: Bool)]], spaceCount: Int, isQueue: [Bool]
+    ) -> RestoredOrder {
+        var order = RestoredOrder(spaceCount: spaceCount)
+        let total = shards.reduce(0) { total, shard in total + withShard(shard) { $0.entries.count - firstSlots[shard] } }
+        for shard in shards {
+            withShard(shard) { table in
+                table.entries.withUnsafeBufferPointer { entries in
+                    for slot in firstSlots[shard] ..< entries.count where entries[slot].flags.contains(.occupied) {
+                        order.note(
+                            space: entries[slot].space, expiry: entries[slot].expiry, sequence: entries[slot].sequence,
+                            shard: shard, slot: slot, isNew: true, room: total, isQueue: isQueue
+                        )
+                    }
+                    // Once each: a key restored twice (a record and its copy) whose
+                    // first copy took a freed slot is there twice, new by the first.
+                    var others: [Int: Bool] = [:]
+                    for (slot, isNew) in otherSlots[shard] { others[slot] = isNew || others[slot] == true }
+                    for (slot, isNew) in others {
+                        order.note(
+                            space: entries[slot].space, expiry: entries[slot].expiry, sequence: entries[slot].sequence,
+                            shard: shard, slot: slot, isNew: isNew, room: total, isQueue: isQueue
+                        )
+                    }
                 }
             }
+        }
+        return order
+    }
+
+    /// What `restoredOrder` found, by key space number: the expiry items of
+    /// the entries a restore set, how many entries it added, and a Queue's
+    /// new items with their sequences.
+    struct RestoredOrder: Sendable {
+        var items: [[ExpiryIndex.Item]]
+        var newCounts: [Int]
+        var queued: [[(sequence: UInt64, ref: EntryRef)]]
+
+        init(spaceCount: Int) {
+            items = Array(repeating: [], count: spaceCount)
+            newCounts = Array(repeating: 0, count: spaceCount)
+            queued = Array(repeating: [], count: spaceCount)
+        }
+
+        /// Notes the entry in `slot` of `shard`; `room`, the items to make room
+        /// for at once. Its fields one by one: passed whole, each entry was
+        /// copied (its key retained and released).
+        @inline(__always)
+        mutating func note(
+            space: UInt16, expiry: Timestamp, sequence: UInt64, shard: Int, slot: Int, isNew: Bool, room: Int, isQueue: [Bool]
+        ) {
+            let space = Int(space)
+            let ref = EntryRef(shard: shard, slot: slot, sequence: sequence)
+            // Room for all (most restores are of one key space); room never used is never touched.
+            if items[space].capacity == 0 { items[space].reserveCapacity(room) }
+            items[space].append(.init(expiry: expiry, ref: ref))
+            guard isNew else { return }
+            newCounts[space] += 1
+            if isQueue[space] { queued[space].append((sequence, ref)) }
         }
     }
 

@@ -158,6 +158,7 @@ struct IndexShard: Sendable {
 
     /// Probes for (space, key), whose hash is `hash`.
     /// - Complexity: O(1) expected.
+    @inline(__always)
     func probe(space: UInt16, key: String, hash: Int) -> Probe {
         let mask = buckets.count - 1
         let tag = Self.tag(hash)

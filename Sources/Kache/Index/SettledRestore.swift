@@ -98,11 +98,11 @@ final class SettledRestore: Sendable {
         }
     }
 
-    /// Takes shard `shard`'s picks, in the order of their segments' numbers.
-    func takePicks(shard: Int) -> [[Pick]] {
+    /// Takes shard `shard`'s picks, a list for each segment, in the order of their numbers.
+    func takePicks(shard: Int) -> [(segment: UInt32, picks: [Pick])] {
         picked[shard].withLock { lists in
             defer { lists = [] }
-            return lists.sorted { $0.segment < $1.segment }.map(\.picks)
+            return lists.sorted { $0.segment < $1.segment }
         }
     }
 }
@@ -130,18 +130,10 @@ extension StoreState {
         /// Where the versions it replaced were (two copies of one record:
         /// compaction's, and the original a crash kept).
         var replaced: [RecordLocation] = []
-        /// Each key space's expiry items, its new entries, and a Queue's new
-        /// items with their sequences (by key space number), joined whole at the end.
-        var items: [[ExpiryIndex.Item]]
-        var newCounts: [Int]
-        var queued: [[(sequence: UInt64, ref: EntryRef)]]
-
-        init(budget: DiskBudget, spaceCount: Int) {
-            self.budget = budget
-            items = Array(repeating: [], count: spaceCount)
-            newCounts = Array(repeating: 0, count: spaceCount)
-            queued = Array(repeating: [], count: spaceCount)
-        }
+        /// The slab's length before: the restore's new entries are in the slots from here on.
+        var firstSlot: Int
+        /// The slots below `firstSlot` that it set, each flagged if the entry was new.
+        var otherSlots: [(slot: Int, isNew: Bool)] = []
     }
 
     /// Restores the settled entries `restore` picked, of a current manifest of
@@ -154,84 +146,89 @@ extension StoreState {
         let emptyBudget = noEntries
         let restored = Locked([ShardRestore?](repeating: nil, count: EntryIndex.shardCount))
         let index = index
-        // Read once: `spaces[space]` is a copy of the whole key space.
-        let isQueue = spaces.map { $0.kind == .queue }
         DispatchQueue.concurrentPerform(iterations: EntryIndex.shardCount) { shard in
             // Taken here, so that the picks are freed on this core too.
             let lists = restore.takePicks(shard: shard)
             // As many as were picked: a manifest's runs may claim any number of sequences.
-            let count = lists.reduce(0) { $0 + $1.count }
-            index.restoring(shard: shard, adding: count) { upsert in
+            let count = lists.reduce(0) { $0 + $1.picks.count }
+            index.restoring(shard: shard, adding: count) { table in
                 // Made here and handed out once at the end: captured from
                 // outside, each of its fields was loaded and stored in memory
                 // per entry.
-                var part = ShardRestore(budget: emptyBudget, spaceCount: isQueue.count)
+                var part = ShardRestore(budget: emptyBudget, firstSlot: table.entries.count)
                 defer { restored.withLock { $0[shard] = part } }
-                for picks in lists {
-                    for pick in picks {
-                        let location = RecordLocation(place: pick.place, length: Int(pick.length))
-                        let record = EntryRecord(
-                            expiry: pick.expiry, sequence: pick.sequence, rawSize: Int(pick.rawSize), value: nil,
-                            diskPlace: DiskPlace(inMain: true), isPendingWrite: false,
-                            length: location.length, location: location, diskSequence: pick.sequence
-                        )
-                        let (previous, ref) = upsert(
-                            IndexShard.Entry(
-                                key: pick.key, expiry: pick.expiry, sequence: pick.sequence, value: nil, place: pick.place,
-                                length: pick.length, rawSize: pick.rawSize, space: pick.space, flags: .occupied
-                            ),
-                            pick.hash
-                        )
-                        part.budget.account(replacing: previous, with: record, keyBytes: pick.key.utf8.count)
-                        if let previous {
-                            part.rawBytes -= previous.rawSize
-                            if let location = previous.location { part.replaced.append(location) }
+                for (segment, picks) in lists {
+                    // A segment's records counted once for the list, not one by one.
+                    var liveBytes = 0
+                    picks.withUnsafeBufferPointer { picks in
+                        for pick in picks.indices {
+                            let location = RecordLocation(place: picks[pick].place, length: Int(picks[pick].length))
+                            let keyBytes = picks[pick].key.utf8.count
+                            let entry = IndexShard.Entry(
+                                key: picks[pick].key, expiry: picks[pick].expiry, sequence: picks[pick].sequence, value: nil,
+                                place: picks[pick].place, length: picks[pick].length, rawSize: picks[pick].rawSize,
+                                space: picks[pick].space, flags: .occupied
+                            )
+                            let (previous, slot) = index.restore(consume entry, hash: picks[pick].hash, into: &table, shard)
+                            let facts = DiskFacts(isPendingWrite: false, length: location.length, location: location, inMain: true)
+                            part.budget.account(adding: facts, keyBytes: keyBytes)
+                            part.rawBytes += Int(picks[pick].rawSize)
+                            liveBytes += location.length
+                            part.nextSequence = max(part.nextSequence, picks[pick].sequence + 1)
+                            if slot < part.firstSlot { part.otherSlots.append((slot, previous == nil)) }
+                            if let previous {
+                                part.budget.account(replacing: previous, with: nil, keyBytes: keyBytes)
+                                part.rawBytes -= previous.rawSize
+                                if let location = previous.location { part.replaced.append(location) }
+                            }
                         }
-                        part.rawBytes += record.rawSize
-                        part.live.add(location)
-                        part.nextSequence = max(part.nextSequence, pick.sequence + 1)
-                        let space = Int(pick.space)
-                        // Room for all (most restores are of one key space); room never used is never touched.
-                        if part.items[space].capacity == 0 { part.items[space].reserveCapacity(count) }
-                        part.items[space].append(.init(expiry: pick.expiry, ref: ref))
-                        guard previous == nil else { continue }
-                        part.newCounts[space] += 1
-                        if isQueue[space] { part.queued[space].append((pick.sequence, ref)) }
                     }
+                    part.live.add(segment: segment, bytes: liveBytes, count: picks.count)
                 }
             }
         }
 
-        var newCounts = [Int](repeating: 0, count: spaces.count)
-        var queued = [[(sequence: UInt64, ref: EntryRef)]](repeating: [], count: spaces.count)
         var live = SegmentStore.LiveTally()
         var replaced: [RecordLocation] = []
-        var parts = restored.withLock { $0 }.compactMap(\.self)
+        let parts = restored.withLock { $0 }.compactMap(\.self)
         for part in parts {
             budget.add(entriesOf: part.budget)
             rawBytes += part.rawBytes
             nextSequence = max(nextSequence, part.nextSequence)
             live.add(part.live)
             replaced += part.replaced
-            for space in part.items.indices where !part.items[space].isEmpty {
-                newCounts[space] += part.newCounts[space]
-                queued[space] += part.queued[space]
-            }
         }
         segments?.noteLive(live)
         for location in replaced { segments?.noteDead(location) }
-        for space in spaces.indices where parts.contains(where: { !$0.items[space].isEmpty }) {
+
+        // The expiry order, read from the slabs of each half of the shards on a core of its own.
+        let firstSlots = restored.withLock { $0.map { $0?.firstSlot ?? 0 } }
+        let otherSlots = restored.withLock { $0.map { $0?.otherSlots ?? [] } }
+        // Read once: `spaces[space]` is a copy of the whole key space.
+        let isQueue = spaces.map { $0.kind == .queue }
+        let halves = Locked([EntryIndex.RestoredOrder?](repeating: nil, count: 2))
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            let shards = half == 0 ? 0 ..< EntryIndex.shardCount / 2 : EntryIndex.shardCount / 2 ..< EntryIndex.shardCount
+            let order = index.restoredOrder(
+                shards: shards, firstSlots: firstSlots, otherSlots: otherSlots, spaceCount: isQueue.count, isQueue: isQueue
+            )
+            halves.withLock { $0[half] = order }
+        }
+        var (first, second) = halves.withLock { halves in
+            defer { halves = [] }
+            return (halves[0]!, halves[1]!)
+        }
+        for space in spaces.indices where !first.items[space].isEmpty || !second.items[space].isEmpty {
             // Queue order is write order.
-            let order = queued[space].sorted { $0.sequence < $1.sequence }.map(\.ref)
-            // Taken out of the parts, not shared: each half is joined into one
-            // array that its heap is made in (shared, a million items were copied first).
-            var halves: ([[ExpiryIndex.Item]], [[ExpiryIndex.Item]]) = ([], [])
-            for number in parts.indices {
-                var taken: [ExpiryIndex.Item] = []
-                swap(&taken, &parts[number].items[space])
-                if number < parts.count / 2 { halves.0.append(taken) } else { halves.1.append(taken) }
-            }
-            spaces[space].noteRestored(halves, newCount: newCounts[space], newInWriteOrder: order, index: index)
+            let order = (first.queued[space] + second.queued[space]).sorted { $0.sequence < $1.sequence }.map(\.ref)
+            // Taken out of the halves, not shared, so that each becomes its heap's storage uncopied.
+            var firstItems: [ExpiryIndex.Item] = []
+            var secondItems: [ExpiryIndex.Item] = []
+            swap(&firstItems, &first.items[space])
+            swap(&secondItems, &second.items[space])
+            spaces[space].noteRestored(
+                consume firstItems, consume secondItems, newCount: first.newCounts[space] + second.newCounts[space], newInWriteOrder: order, index: index
+            )
         }
         nextSequence = max(nextSequence, manifest.nextSequence)
     }

@@ -54,26 +54,28 @@ struct ExpiryIndex: Sendable {
     }
 
     /// Records many versions at once (a restore), built into two heaps on
-    /// two cores: `halves` are each half's arrays of items, joined into one
-    /// array per heap there. Into empty heaps, each array becomes its heap's
-    /// storage, not copied into it.
+    /// two cores, one from each half. Into empty heaps, each half becomes its
+    /// heap's storage, not copied into it.
     /// - Complexity: O(n + k), or O(k log(n + k)) when k is much smaller than n.
-    mutating func insert(halves: ([[Item]], [[Item]])) {
+    mutating func insert(halves first: consuming [Item], _ second: consuming [Item]) {
         guard count == 0 else {
-            for part in halves.0 { heap.insert(contentsOf: part) }
-            for part in halves.1 { restored.insert(contentsOf: part) }
+            heap.insert(contentsOf: first)
+            restored.insert(contentsOf: second)
             return
         }
-        let built = Mutex<(Heap<Item>?, Heap<Item>?)>((nil, nil))
+        // Each worker takes its half out of the box, so that it holds the only reference to it.
+        var halves: [[Item]] = []
+        halves.reserveCapacity(2)
+        halves.append(consume first)
+        halves.append(consume second)
+        let built = Mutex<(halves: [[Item]], heaps: [Heap<Item>?])>((consume halves, [nil, nil]))
         DispatchQueue.concurrentPerform(iterations: 2) { half in
-            let parts = half == 0 ? halves.0 : halves.1
             var items: [Item] = []
-            items.reserveCapacity(parts.reduce(0) { $0 + $1.count })
-            for part in parts { items += part }
+            built.withLock { swap(&items, &$0.halves[half]) }
             let heap = Heap(consume items)
-            built.withLock { if half == 0 { $0.0 = heap } else { $0.1 = heap } }
+            built.withLock { $0.heaps[half] = heap }
         }
-        (heap, restored) = built.withLock { ($0.0 ?? Heap(), $0.1 ?? Heap()) }
+        (heap, restored) = built.withLock { ($0.heaps[0] ?? Heap(), $0.heaps[1] ?? Heap()) }
     }
 
     /// The earliest live item, discarding stale items above it in either heap.

@@ -60,14 +60,14 @@ struct KeySpace: Sendable {
     }
 
     /// `noteAdded` of many versions at once (a restore): `items` are their
-    /// expiry items, in two halves of arrays (`ExpiryIndex.insert(halves:)`),
+    /// expiry items, in two halves (`ExpiryIndex.insert(halves:_:)`),
     /// `newCount` of them for keys not in the key space before, and
     /// `newInWriteOrder` those new ones' references in the order they were
     /// written (a Queue's order).
     /// - Complexity: O(n + k) for k items.
-    mutating func noteRestored(_ items: ([[ExpiryIndex.Item]], [[ExpiryIndex.Item]]), newCount: Int, newInWriteOrder: [EntryRef], index: EntryIndex) {
+    mutating func noteRestored(_ first: consuming [ExpiryIndex.Item], _ second: consuming [ExpiryIndex.Item], newCount: Int, newInWriteOrder: [EntryRef], index: EntryIndex) {
         count += newCount
-        expiry.insert(halves: items)
+        expiry.insert(halves: consume first, consume second)
         if kind == .queue { fifo.append(contentsOf: newInWriteOrder) }
         compactIfNeeded(index: index)
     }

@@ -488,6 +488,11 @@ package final class SegmentStore: Sendable {
             current!.count += 1
         }
 
+        /// Counts `count` records of segment `segment`, `bytes` long in all.
+        package mutating func add(segment: UInt32, bytes: Int, count: Int) {
+            Self.add(bytes, count, to: segment, in: &counted)
+        }
+
         /// Adds another tally's counts.
         package mutating func add(_ other: LiveTally) {
             for (segment, live) in other.bySegment { Self.add(live.bytes, live.count, to: segment, in: &counted) }
