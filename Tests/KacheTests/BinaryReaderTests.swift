@@ -33,6 +33,43 @@ import Testing
         }
     }
 
+    /// A column of varints reads as the varints one by one: all of one byte
+    /// (the fast path), mixed lengths (a value of 128 or more among them), a
+    /// column cut short, and a column that ends exactly where the bytes do;
+    /// the byte after a column is left.
+    @Test func aColumnOfVarintsReadsAsTheVarintsOneByOne() throws {
+        let columns: [[UInt64]] = [
+            Array(0 ..< 127), [5, 0, 9, 127, 1], [1, 2, 200, 3], [16_384, 7], [300] + Array(repeating: 1, count: 40), [],
+        ]
+        for column in columns {
+            var bytes: [UInt8] = []
+            for value in column { bytes.appendVarint(value) }
+            for trailing in [false, true] {
+                let input = bytes + (trailing ? [0x55] : [])
+                let (read, left) = try input.withUnsafeBytes { raw in
+                    var reader = BinaryReader(raw)
+                    var read: [UInt64] = []
+                    try reader.forEachVarint(column.count) { index, value in
+                        #expect(index == read.count)
+                        read.append(value)
+                    }
+                    return (read, raw.count - reader.offset)
+                }
+                #expect(read == column)
+                #expect(left == (trailing ? 1 : 0), "\(column)")
+            }
+        }
+        // Asked for more varints than the bytes hold: a throw, at one byte each and at two.
+        for bytes in [[1, 2, 3], [0x81, 0x01, 0x82]] as [[UInt8]] {
+            #expect(throws: BinaryReader.Truncated.self, "\(bytes)") {
+                try bytes.withUnsafeBytes { raw in
+                    var reader = BinaryReader(raw)
+                    try reader.forEachVarint(4) { _, _ in }
+                }
+            }
+        }
+    }
+
     /// The varint at the start of `bytes`, and the bytes after it.
     private static func readVarint(_ bytes: [UInt8]) throws -> (UInt64, left: [UInt8]) {
         try bytes.withUnsafeBytes { raw in

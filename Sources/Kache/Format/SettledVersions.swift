@@ -30,18 +30,42 @@ struct SettledVersions {
 
     /// - Complexity: O(1) with a bitmap, else O(log runs).
     func contains(_ sequence: UInt64) -> Bool {
-        guard !bits.isEmpty else {
-            // The first run that ends at or past `sequence`.
-            var low = 0
-            var high = runs.count
-            while low < high {
-                let middle = (low + high) / 2
-                if runs[middle].upperBound < sequence { low = middle + 1 } else { high = middle }
-            }
-            return low < runs.count && runs[low].lowerBound <= sequence
+        var run = 0
+        return contains(sequence, run: &run)
+    }
+
+    /// `contains`, asked first of run `run`, then of the one after it, and
+    /// left naming the run that holds `sequence` (if any): a segment's
+    /// records mostly ascend, so each is in the run of the one before. A
+    /// million records asked by binary search took 37 instructions each
+    /// (callgrind, W8's open); most questions are now one comparison.
+    /// - Complexity: O(1) with a bitmap or in `run` or the next, else O(log runs).
+    @inline(__always)
+    func contains(_ sequence: UInt64, run: inout Int) -> Bool {
+        guard bits.isEmpty else {
+            guard sequence >= first else { return false }
+            let bit = sequence - first
+            return bit / 64 < UInt64(bits.count) && bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
         }
-        guard sequence >= first else { return false }
-        let bit = sequence - first
-        return bit / 64 < UInt64(bits.count) && bits[Int(bit / 64)] & (1 << (bit % 64)) != 0
+        if run < runs.count, runs[run].contains(sequence) { return true }
+        if run + 1 < runs.count, runs[run + 1].contains(sequence) {
+            run += 1
+            return true
+        }
+        return search(sequence, run: &run)
+    }
+
+    /// `contains` by binary search of the runs.
+    private func search(_ sequence: UInt64, run: inout Int) -> Bool {
+        // The first run that ends at or past `sequence`.
+        var low = 0
+        var high = runs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if runs[middle].upperBound < sequence { low = middle + 1 } else { high = middle }
+        }
+        guard low < runs.count, runs[low].lowerBound <= sequence else { return false }
+        run = low
+        return true
     }
 }

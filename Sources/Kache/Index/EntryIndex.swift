@@ -175,9 +175,12 @@ final class EntryIndex: Sendable {
         return (hash, hash & (shardCount - 1))
     }
 
-    /// The hash of (space, key) and its shard, from `utf8`, the bytes `key` was made of.
-    static func hash(space: UInt16, key: String, utf8: UnsafeRawBufferPointer) -> (hash: Int, shard: Int) {
-        let hash = IndexShard.hash(space: space, key: key, utf8: utf8)
+    /// The hash of (space, key) and its shard, from `utf8`, the bytes `key`
+    /// was made of, by `hasher` (the process's, `SipHash13.process`, which a
+    /// caller hashing many keys reads once: read for each, it cost a call to
+    /// `swift_once`).
+    static func hash(space: UInt16, key: String, utf8: UnsafeRawBufferPointer, hasher: SipHash13) -> (hash: Int, shard: Int) {
+        let hash = IndexShard.hash(space: space, key: key, utf8: utf8, hasher: hasher)
         return (hash, hash & (shardCount - 1))
     }
 

@@ -306,9 +306,9 @@ struct IndexShard: Sendable {
         Int(truncatingIfNeeded: SipHash13.process.hash(key, extra: space))
     }
 
-    /// The hash of (space, key), from `utf8`, the bytes `key` was made of.
-    static func hash(space: UInt16, key: String, utf8: UnsafeRawBufferPointer) -> Int {
-        Int(truncatingIfNeeded: SipHash13.process.hash(key, utf8: utf8, extra: space))
+    /// The hash of (space, key), from `utf8`, the bytes `key` was made of, by `hasher` (`SipHash13.process`).
+    static func hash(space: UInt16, key: String, utf8: UnsafeRawBufferPointer, hasher: SipHash13) -> Int {
+        Int(truncatingIfNeeded: hasher.hash(key, utf8: utf8, extra: space))
     }
 
     private static func home(_ hash: Int) -> Int { hash >> EntryIndex.shardBits }

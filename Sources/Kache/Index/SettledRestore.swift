@@ -67,31 +67,38 @@ final class SettledRestore: Sendable {
         // looked up in `spaces` when it differs from the block's before.
         var listed: [BlockKeys.Space] = []
         var numbered: [Space?] = []
+        // The settled run the last record was in.
+        var run = 0
+        let hasher = SipHash13.process
         read { block in
             let keys = block.keys
             if keys.spaces != listed {
                 listed = keys.spaces
                 numbered = listed.map { listed in listed.name.flatMap { spaces[$0] }.flatMap { $0.kind == listed.kind ? $0 : nil } }
             }
-            keys.keyBytes.withUnsafeBytes { keyBytes in
+            // The lists through a buffer: appended to by subscript, each pick checked the outer array's uniqueness too.
+            byShard.withUnsafeMutableBufferPointer { byShard in keys.keyBytes.withUnsafeBytes { keyBytes in
                 for index in keys.records.indices {
                     let record = keys.records[index]
-                    guard settled.contains(record.sequence), !record.isTombstone, let space = numbered[Int(record.space)] else { continue }
+                    guard settled.contains(record.sequence, run: &run), !record.isTombstone, let space = numbered[Int(record.space)] else { continue }
                     // Hashed from the bytes the key is made of: the string is made once, for the entry.
                     let utf8 = UnsafeRawBufferPointer(rebasing: keyBytes[Int(record.keyStart) ..< Int(record.keyStart + record.keyLength)])
                     // Copied in, not decoded: a key of up to 15 ASCII bytes becomes a
                     // small string checked a word at once (`String(decoding:)` went
                     // through its repairing decoder, 76 more instructions a key).
-                    let key = String(unsafeUninitializedCapacity: utf8.count) { UnsafeMutableRawBufferPointer($0).copyMemory(from: utf8); return utf8.count }
+                    let key = String(unsafeUninitializedCapacity: utf8.count) { bytes in
+                        if let target = bytes.baseAddress, let source = utf8.baseAddress { UnsafeMutableRawPointer(target).copyShort(from: source, count: utf8.count) }
+                        return utf8.count
+                    }
                     let space16 = UInt16(truncatingIfNeeded: space.number)
-                    let (hash, shard) = EntryIndex.hash(space: space16, key: key, utf8: utf8)
+                    let (hash, shard) = EntryIndex.hash(space: space16, key: key, utf8: utf8, hasher: hasher)
                     let location = RecordLocation(segment: id, offset: block.offset, index: index, length: Int(record.share))
                     byShard[shard].append(Pick(
                         key: key, hash: hash, expiry: record.expiry, sequence: record.sequence, place: location.place,
                         length: record.share, rawSize: record.valueLength, space: space16
                     ))
                 }
-            }
+            } }
         }
         for shard in byShard.indices where !byShard[shard].isEmpty {
             picked[shard].withLock { $0.append((id, byShard[shard])) }

@@ -66,6 +66,38 @@ public struct BinaryReader {
         return try readLongVarint()
     }
 
+    /// Reads `count` varints in a row (a column of them), handing each to
+    /// `body` with its index. When each of the next `count` bytes is below
+    /// 0x80, every varint is one byte (a column of small numbers: key
+    /// lengths, key spaces, sequence steps), and they are read without a
+    /// check or a move of the position each: 10 instructions a value fewer.
+    @inlinable @inline(__always)
+    public mutating func forEachVarint(_ count: Int, _ body: (_ index: Int, _ value: UInt64) throws -> Void) throws {
+        guard count <= remaining, Self.isBelow0x80(UnsafeRawBufferPointer(rebasing: bytes[position ..< position + count])) else {
+            for index in 0 ..< count { try body(index, try readVarint()) }
+            return
+        }
+        let start = position
+        for index in 0 ..< count { try body(index, UInt64(bytes[start + index])) }
+        position += count
+    }
+
+    /// Whether every byte of `bytes` is below 0x80, eight at a time.
+    @inlinable
+    public static func isBelow0x80(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var high: UInt64 = 0
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        while offset < bytes.count {
+            high |= UInt64(bytes[offset])
+            offset += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
+    }
+
     /// `readVarint`'s loop, for a varint of three bytes or more.
     @inlinable @inline(never) mutating func readLongVarint() throws -> UInt64 {
         var value: UInt64 = 0

@@ -143,22 +143,19 @@ package enum KeyColumns {
                     guard flags & ~SegmentBlock.tombstoneFlag == 0 else { throw EntryFile.Damage.unknownFlags(UInt16(flags)) }
                     records[index].isTombstone = flags & SegmentBlock.tombstoneFlag != 0
                 }
-                for index in 0 ..< count {
-                    let space = try columns.readVarint()
+                try columns.forEachVarint(count) { index, space in
                     guard prelude.spaces.names(space) else { throw EntryFile.Damage.invalidName }
                     records[index].space = UInt16(space)
                 }
                 var keysLength = 0
-                for index in 0 ..< count {
-                    let length = try columns.readVarint()
+                try columns.forEachVarint(count) { index, length in
                     guard length > 0, length <= maximumKeyLength else { throw EntryFile.Damage.invalidName }
                     records[index].keyLength = UInt32(length)
                     keysLength += Int(length)
                 }
                 // The shared lengths wait in `keyStart` until the suffixes come.
                 var previousLength = 0
-                for index in 0 ..< count {
-                    let shared = try columns.readVarint()
+                try columns.forEachVarint(count) { index, shared in
                     guard shared <= min(previousLength, Int(records[index].keyLength)) else { throw EntryFile.Damage.invalidName }
                     records[index].keyStart = UInt32(shared)
                     previousLength = Int(records[index].keyLength)
@@ -172,39 +169,37 @@ package enum KeyColumns {
                         let shared = Int(records[index].keyStart)
                         let length = Int(records[index].keyLength)
                         let suffix = try columns.readBytes(length - shared)
-                        let key = UnsafeMutableBufferPointer(rebasing: keys[start ..< start + length])
-                        key.baseAddress!.update(from: keys.baseAddress! + previousStart, count: shared)
-                        UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: key[shared...])).copyMemory(from: suffix)
+                        // Within `keys`, whose length is the lengths' sum.
+                        let key = UnsafeMutableRawPointer(keys.baseAddress! + start)
+                        key.copyShort(from: keys.baseAddress! + previousStart, count: shared)
+                        if let suffixStart = suffix.baseAddress { (key + shared).copyShort(from: suffixStart, count: suffix.count) }
                         records[index].keyStart = UInt32(start)
                         previousStart = start
                         start += length
                     }
                     // Keys all ASCII (the usual case) are all valid, checked in one pass; otherwise one by one.
-                    guard !isASCII(UnsafeRawBufferPointer(keys)) else { return }
+                    guard !BinaryReader.isBelow0x80(UnsafeRawBufferPointer(keys)) else { return }
                     for record in records {
                         let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(keys)[Int(record.keyStart) ..< Int(record.keyStart + record.keyLength)])
                         guard String.isValidUTF8(key) else { throw EntryFile.Damage.invalidName }
                     }
                 }
-                for index in 0 ..< count {
+                try columns.forEachVarint(count) { index, seconds in
                     // Seconds past any instant an `Int64` of nanoseconds holds are damage, not a wrap.
-                    let seconds = try columns.readVarint()
                     guard seconds <= UInt64(Int64.max / 1_000_000_000) else { throw EntryFile.Damage.lengthMismatch(expected: 0, actual: Int(clamping: seconds)) }
                     records[index].expiry = Int64(seconds) * 1000
                 }
-                for index in 0 ..< count {
-                    let milliseconds = try columns.readVarint()
+                try columns.forEachVarint(count) { index, milliseconds in
                     guard milliseconds < 1000 else { throw EntryFile.Damage.lengthMismatch(expected: 999, actual: Int(clamping: milliseconds)) }
                     records[index].expiry = (prelude.baseExpiry &+ records[index].expiry &+ Int64(milliseconds)) &* SegmentBlock.nanosecondsPerExpiryUnit
                 }
                 var sequence = prelude.baseSequence
-                for index in 0 ..< count {
-                    sequence &+= SegmentBlock.unzigzag(try columns.readVarint())
+                try columns.forEachVarint(count) { index, step in
+                    sequence &+= SegmentBlock.unzigzag(step)
                     guard sequence <= EntryFile.largestSequence else { throw EntryFile.Damage.sequenceOutOfRange(sequence) }
                     records[index].sequence = sequence
                 }
-                for index in 0 ..< count {
-                    let length = try columns.readVarint()
+                try columns.forEachVarint(count) { index, length in
                     guard length <= SegmentBlock.maximumRawLength, !records[index].isTombstone || length == 0 else {
                         throw EntryFile.Damage.lengthMismatch(expected: records[index].isTombstone ? 0 : SegmentBlock.maximumRawLength, actual: Int(clamping: length))
                     }
@@ -216,21 +211,6 @@ package enum KeyColumns {
         }
         guard reader.remaining == 0 else { throw .lengthMismatch(expected: raw.count - reader.remaining, actual: raw.count) }
         spaces = prelude.spaces.entries
-    }
-
-    /// Whether every byte of `bytes` is ASCII, eight at a time.
-    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var high: UInt64 = 0
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            offset += 8
-        }
-        while offset < bytes.count {
-            high |= UInt64(bytes[offset])
-            offset += 1
-        }
-        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// Record `index` as a file of its own would give its header, and its

@@ -311,7 +311,12 @@ package struct RecordScan: Sendable {
         _ sources: [SegmentSource], disk: DiskStore, atOpen: Bool, visit: SegmentVisitor?
     ) throws(StorageError) {
         let reads = Locked([Result<(scan: SegmentStore.Scan, latest: UInt64), StorageError>?](repeating: nil, count: sources.count))
-        DispatchQueue.concurrentPerform(iterations: sources.count) { index in
+        // Longest first: the cores take segments in turn, so a long one taken
+        // last would leave the other cores idle while it is read (segments
+        // range from a few KiB to 4 MiB, one per expiry bucket).
+        let longestFirst = sources.indices.sorted { (sources[$0].open?.length ?? 0) > (sources[$1].open?.length ?? 0) }
+        DispatchQueue.concurrentPerform(iterations: sources.count) { turn in
+            let index = longestFirst[turn]
             guard let open = sources[index].open else { return }
             let read = Result { () throws(StorageError) -> (scan: SegmentStore.Scan, latest: UInt64) in
                 guard let bytes = open.file.mapped(length: open.length) else {
