@@ -70,6 +70,20 @@ import Testing
         }
     }
 
+    /// Every length from 0 to 40 (one load or two, overlapping, or a loop of
+    /// loads): no byte above 0x7F, and one at each position in turn.
+    @Test func aByteAbove0x7FIsSeenAtEveryPositionOfEveryLength() {
+        for count in 0 ... 40 {
+            let low = [UInt8](repeating: 0x7F, count: count)
+            #expect(low.withUnsafeBytes { BinaryReader.isBelow0x80($0) }, "\(count)")
+            for position in 0 ..< count {
+                var bytes = low
+                bytes[position] = 0x80
+                #expect(!bytes.withUnsafeBytes { BinaryReader.isBelow0x80($0) }, "count \(count), position \(position)")
+            }
+        }
+    }
+
     /// The varint at the start of `bytes`, and the bytes after it.
     private static func readVarint(_ bytes: [UInt8]) throws -> (UInt64, left: [UInt8]) {
         try bytes.withUnsafeBytes { raw in

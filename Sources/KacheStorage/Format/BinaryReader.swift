@@ -82,20 +82,30 @@ public struct BinaryReader {
         position += count
     }
 
-    /// Whether every byte of `bytes` is below 0x80, eight at a time.
-    @inlinable
+    /// Whether every byte of `bytes` is below 0x80, eight at a time: the
+    /// last eight (or four) read in one load that may overlap the ones
+    /// before, so that a short run (W5's blocks hold 7 records, a column
+    /// 7 bytes) takes a load or two, not a loop over its bytes.
+    @inlinable @inline(__always)
     public static func isBelow0x80(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var high: UInt64 = 0
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            offset += 8
+        let count = bytes.count
+        if count >= 8 {
+            var high: UInt64 = 0
+            var offset = 0
+            while offset + 8 < count {
+                high |= bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                offset += 8
+            }
+            high |= bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            return high & 0x8080_8080_8080_8080 == 0
         }
-        while offset < bytes.count {
-            high |= UInt64(bytes[offset])
-            offset += 1
+        if count >= 4 {
+            let high = bytes.loadUnaligned(as: UInt32.self) | bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            return high & 0x8080_8080 == 0
         }
-        return high & 0x8080_8080_8080_8080 == 0
+        var high: UInt8 = 0
+        for byte in bytes { high |= byte }
+        return high & 0x80 == 0
     }
 
     /// `readVarint`'s loop, for a varint of three bytes or more.
