@@ -257,11 +257,29 @@ final class EntryIndex: Sendable {
         for shard in shards {
             withShard(shard) { table in
                 table.entries.withUnsafeBufferPointer { entries in
-                    for slot in firstSlots[shard] ..< entries.count where entries[slot].flags.contains(.occupied) {
-                        order.note(
-                            space: entries[slot].space, expiry: entries[slot].expiry, sequence: entries[slot].sequence,
-                            shard: shard, slot: slot, isNew: true, room: total, isQueue: isQueue
-                        )
+                    // The new slots in runs of one key space (a restore is mostly of
+                    // one), each run's items appended to its array taken out of
+                    // `order`: appended there by subscript, an item cost three
+                    // checks of uniqueness (the arrays, the array, the counts).
+                    var slot = firstSlots[shard]
+                    while slot < entries.count {
+                        let space = Int(entries[slot].space)
+                        var items: [ExpiryIndex.Item] = []
+                        swap(&items, &order.items[space])
+                        // Room for all; room never used is never touched.
+                        if items.capacity == 0 { items.reserveCapacity(total) }
+                        var added = 0
+                        while slot < entries.count, Int(entries[slot].space) == space {
+                            if entries[slot].flags.contains(.occupied) {
+                                let ref = EntryRef(shard: shard, slot: slot, sequence: entries[slot].sequence)
+                                items.append(.init(expiry: entries[slot].expiry, ref: ref))
+                                added += 1
+                                if isQueue[space] { order.queued[space].append((entries[slot].sequence, ref)) }
+                            }
+                            slot += 1
+                        }
+                        swap(&items, &order.items[space])
+                        order.newCounts[space] += added
                     }
                     // Once each: a key restored twice (a record and its copy) whose
                     // first copy took a freed slot is there twice, new by the first.
@@ -293,9 +311,9 @@ final class EntryIndex: Sendable {
             queued = Array(repeating: [], count: spaceCount)
         }
 
-        /// Notes the entry in `slot` of `shard`; `room`, the items to make room
-        /// for at once. Its fields one by one: passed whole, each entry was
-        /// copied (its key retained and released).
+        /// Notes the entry in `slot` of `shard` (one of the few below the new
+        /// slots); `room`, the items to make room for at once. Its fields one
+        /// by one: passed whole, each entry was copied (its key retained and released).
         @inline(__always)
         mutating func note(
             space: UInt16, expiry: Timestamp, sequence: UInt64, shard: Int, slot: Int, isNew: Bool, room: Int, isQueue: [Bool]
