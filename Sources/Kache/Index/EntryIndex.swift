@@ -257,40 +257,15 @@ final class EntryIndex: Sendable {
         for shard in shards {
             withShard(shard) { table in
                 table.entries.withUnsafeBufferPointer { entries in
-                    // The new slots in runs of one key space (a restore is mostly of
-                    // one), each run's items appended to its array taken out of
-                    // `order`: appended there by subscript, an item cost three
-                    // checks of uniqueness (the arrays, the array, the counts).
-                    var slot = firstSlots[shard]
-                    while slot < entries.count {
-                        let space = Int(entries[slot].space)
-                        var items: [ExpiryIndex.Item] = []
-                        swap(&items, &order.items[space])
-                        // Room for all; room never used is never touched.
-                        if items.capacity == 0 { items.reserveCapacity(total) }
-                        var added = 0
-                        while slot < entries.count, Int(entries[slot].space) == space {
-                            if entries[slot].flags.contains(.occupied) {
-                                let ref = EntryRef(shard: shard, slot: slot, sequence: entries[slot].sequence)
-                                items.append(.init(expiry: entries[slot].expiry, ref: ref))
-                                added += 1
-                                if isQueue[space] { order.queued[space].append((entries[slot].sequence, ref)) }
-                            }
-                            slot += 1
-                        }
-                        swap(&items, &order.items[space])
-                        order.newCounts[space] += added
-                    }
+                    order.note(
+                        (firstSlots[shard] ..< entries.count).lazy.map { (slot: $0, isNew: true) }, of: entries, shard: shard,
+                        room: total, isQueue: isQueue
+                    )
                     // Once each: a key restored twice (a record and its copy) whose
                     // first copy took a freed slot is there twice, new by the first.
                     var others: [Int: Bool] = [:]
                     for (slot, isNew) in otherSlots[shard] { others[slot] = isNew || others[slot] == true }
-                    for (slot, isNew) in others {
-                        order.note(
-                            space: entries[slot].space, expiry: entries[slot].expiry, sequence: entries[slot].sequence,
-                            shard: shard, slot: slot, isNew: isNew, room: total, isQueue: isQueue
-                        )
-                    }
+                    order.note(others.lazy.map { (slot: $0.key, isNew: $0.value) }, of: entries, shard: shard, room: total, isQueue: isQueue)
                 }
             }
         }
@@ -311,21 +286,45 @@ final class EntryIndex: Sendable {
             queued = Array(repeating: [], count: spaceCount)
         }
 
-        /// Notes the entry in `slot` of `shard` (one of the few below the new
-        /// slots); `room`, the items to make room for at once. Its fields one
-        /// by one: passed whole, each entry was copied (its key retained and released).
+        /// Notes the entries in `slots` of shard `shard`, whose slab is
+        /// `entries`, each flagged if the restore added it; `room`, the items
+        /// to make room for at once. In runs of one key space (a restore is
+        /// mostly of one), each run's items appended to its array taken out of
+        /// `items`, and its new entries counted apart: appended there by
+        /// subscript, an item cost three checks of uniqueness (the arrays, the
+        /// array, the counts). The fields are read one by one: an entry read
+        /// whole was copied, its key retained and released.
         @inline(__always)
         mutating func note(
-            space: UInt16, expiry: Timestamp, sequence: UInt64, shard: Int, slot: Int, isNew: Bool, room: Int, isQueue: [Bool]
+            _ slots: some Sequence<(slot: Int, isNew: Bool)>, of entries: UnsafeBufferPointer<IndexShard.Entry>, shard: Int,
+            room: Int, isQueue: [Bool]
         ) {
-            let space = Int(space)
-            let ref = EntryRef(shard: shard, slot: slot, sequence: sequence)
-            // Room for all (most restores are of one key space); room never used is never touched.
-            if items[space].capacity == 0 { items[space].reserveCapacity(room) }
-            items[space].append(.init(expiry: expiry, ref: ref))
-            guard isNew else { return }
-            newCounts[space] += 1
-            if isQueue[space] { queued[space].append((sequence, ref)) }
+            var space = -1
+            var run: [ExpiryIndex.Item] = []
+            var added = 0
+            for (slot, isNew) in slots where entries[slot].flags.contains(.occupied) {
+                let entrySpace = Int(entries[slot].space)
+                if entrySpace != space {
+                    if space >= 0 { endRun(&run, of: space, added: &added) }
+                    space = entrySpace
+                    swap(&run, &items[space])
+                    // Room for all; room never used is never touched.
+                    if run.capacity == 0 { run.reserveCapacity(room) }
+                }
+                let ref = EntryRef(shard: shard, slot: slot, sequence: entries[slot].sequence)
+                run.append(.init(expiry: entries[slot].expiry, ref: ref))
+                guard isNew else { continue }
+                added += 1
+                if isQueue[space] { queued[space].append((entries[slot].sequence, ref)) }
+            }
+            if space >= 0 { endRun(&run, of: space, added: &added) }
+        }
+
+        /// Puts a run's items back in `items`, and counts its new entries.
+        private mutating func endRun(_ run: inout [ExpiryIndex.Item], of space: Int, added: inout Int) {
+            swap(&run, &items[space])
+            newCounts[space] += added
+            added = 0
         }
     }
 

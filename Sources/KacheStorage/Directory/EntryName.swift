@@ -37,22 +37,11 @@ package struct EntryName: Hashable, Sendable {
     }
 
     /// Whether every byte of `key` is below 0x80. A native string's bytes are
-    /// checked eight at a time; `utf8.allSatisfy` went byte by byte through
-    /// the view's index checks, 400 instructions for a 20-byte key (W8).
+    /// checked a word at a time (`BinaryReader.isBelow0x80`); `utf8.allSatisfy`
+    /// went byte by byte through the view's index checks, 400 instructions
+    /// for a 20-byte key (W8).
     private static func isASCII(_ key: String) -> Bool {
-        let contiguous = key.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            let raw = UnsafeRawBufferPointer(bytes)
-            var offset = 0
-            while offset + 8 <= raw.count {
-                if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-                offset += 8
-            }
-            while offset < raw.count {
-                if raw[offset] >= 0x80 { return false }
-                offset += 1
-            }
-            return true
-        }
+        let contiguous = key.utf8.withContiguousStorageIfAvailable { BinaryReader.isBelow0x80(UnsafeRawBufferPointer($0)) }
         return contiguous ?? key.utf8.allSatisfy { $0 < 0x80 }
     }
 
