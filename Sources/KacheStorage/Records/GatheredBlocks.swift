@@ -27,16 +27,18 @@ package final class GatheredBlocks: Sendable {
     /// Where the write-behind queue counts the memory its jobs hold.
     private let held: QueuedBytes
 
-    init(held: QueuedBytes) {
+    package init(held: QueuedBytes) {
         self.held = held
     }
 
     /// Adds `writes` to those waiting for `bucket`'s block.
     /// - Returns: the writes that fill whole blocks, in order, to append now;
     ///   the rest wait for more.
-    func gather(_ writes: [RecordWrite], bucket: SegmentStore.Bucket) -> [RecordWrite] {
+    package func gather(_ writes: [RecordWrite], bucket: SegmentStore.Bucket) -> [RecordWrite] {
         let ready = waiting.withLock { waiting -> [RecordWrite] in
-            var entry = waiting[bucket] ?? Waiting(since: .now)
+            // Taken out of the dictionary, so that its writes are appended in place:
+            // a copy read out left the array shared, and each append copied it whole.
+            var entry = waiting.removeValue(forKey: bucket) ?? Waiting(since: .now)
             var readyCount = 0
             for write in writes {
                 let length = write.record!.weight
@@ -54,7 +56,7 @@ package final class GatheredBlocks: Sendable {
             }
             let ready = Array(entry.writes.prefix(readyCount))
             entry.writes.removeFirst(readyCount)
-            waiting[bucket] = entry.writes.isEmpty ? nil : entry
+            if !entry.writes.isEmpty { waiting[bucket] = entry }
             return ready
         }
         // What waits here is still held in memory; what leaves is the batch's to release.
@@ -64,7 +66,7 @@ package final class GatheredBlocks: Sendable {
 
     /// Takes the writes that waited `longestWait` or more (all of them when
     /// `all`), by bucket. Their held bytes stay counted until `release`.
-    func takeOverdue(all: Bool) -> [SegmentStore.Bucket: [RecordWrite]] {
+    package func takeOverdue(all: Bool) -> [SegmentStore.Bucket: [RecordWrite]] {
         let deadline = ContinuousClock.now - Self.longestWait
         return waiting.withLock { waiting in
             let overdue = waiting.filter { all || $0.value.since <= deadline }
@@ -74,7 +76,7 @@ package final class GatheredBlocks: Sendable {
     }
 
     /// Stops counting the memory of writes taken by `takeOverdue`, once written (or dropped).
-    func release(_ writes: [RecordWrite]) {
+    package func release(_ writes: [RecordWrite]) {
         held.add(-QueuedBytes.held(by: writes))
     }
 
@@ -84,10 +86,10 @@ package final class GatheredBlocks: Sendable {
     }
 
     /// Writes waiting.
-    var count: Int { waiting.withLock { $0.values.reduce(0) { $0 + $1.writes.count } } }
+    package var count: Int { waiting.withLock { $0.values.reduce(0) { $0 + $1.writes.count } } }
 
     /// When the oldest waiting write is due; nil when none waits.
-    var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         waiting.withLock { $0.values.map(\.since).min().map { $0 + Self.longestWait } }
     }
 }
