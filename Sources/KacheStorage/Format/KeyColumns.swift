@@ -35,7 +35,7 @@ package enum KeyColumns {
     /// `baseExpiry` (ms) and `baseSequence`, with each record's key space's
     /// index in the block's list (`spaces`).
     static func append(
-        _ records: [SegmentBlock.Record], baseExpiry: Int64, baseSequence: UInt64, spaces: [Int], to keys: inout [UInt8]
+        _ records: ArraySlice<SegmentBlock.Record>, baseExpiry: Int64, baseSequence: UInt64, spaces: [Int], to keys: inout [UInt8]
     ) {
         // Records are read by index, field by field, in every loop here: a
         // `for record in records` copied each whole record (a retain and a

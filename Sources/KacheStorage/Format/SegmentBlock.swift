@@ -112,12 +112,19 @@ package enum SegmentBlock {
 
     /// Gathers records and seals them into a block.
     package struct Builder {
-        package private(set) var records: [Record] = []
+        package private(set) var records: ArraySlice<Record> = []
         /// The records' weight so far (`Record.weight`: about their raw
         /// bytes, the bases and key-space list left out).
         package private(set) var rawLength = 0
 
         package init() {}
+
+        /// A block of `records`, a run of a larger array that `fits` chose;
+        /// they are not copied (a copy each was a retain and a release of its key, key space and value).
+        package init(_ records: ArraySlice<Record>, rawLength: Int) {
+            self.records = records
+            self.rawLength = rawLength
+        }
 
         package var isEmpty: Bool { records.isEmpty }
         package var isFull: Bool { records.count == SegmentBlock.maximumRecords }
@@ -151,7 +158,7 @@ package enum SegmentBlock {
             // Records are read by index, field by field: a `for record in
             // records` copied each whole one (`KeyColumns.append` says more).
             let baseExpiry = SegmentBlock.expiryUnits(records.indices.lazy.map { records[$0].expiry }.min()!)
-            let baseSequence = records[0].sequence
+            let baseSequence = records[records.startIndex].sequence
             keys.appendInteger(baseExpiry)
             keys.appendInteger(baseSequence)
             // Each record's key space's index in the list; neighbours mostly share one, so the last is tried first.

@@ -100,18 +100,22 @@ package struct RecordFiles: Sendable {
         // Each record's block offset within `bytes`, its index in its block and its share.
         var placed: [(offset: Int, index: Int, share: Int)] = []
         placed.reserveCapacity(records.count)
-        var block = SegmentBlock.Builder()
-        func seal() {
+        // Each block is a run of `records`, sealed where it lies.
+        var start = records.startIndex
+        var length = 0
+        func seal(through end: Int) {
+            let block = SegmentBlock.Builder(records[start ..< end], rawLength: length)
             let (sealed, charges) = block.seal(compression: blockCompression)
             for (index, charge) in charges.enumerated() { placed.append((bytes.count, index, charge)) }
             bytes.append(sealed)
-            block = SegmentBlock.Builder()
+            (start, length) = (end, 0)
         }
-        for record in records {
-            if !block.fits(record) { seal() }
-            block.append(record)
+        for index in records.indices {
+            let weight = records[index].weight
+            if !SegmentBlock.Builder.fits(weight: weight, after: length, count: index - start) { seal(through: index) }
+            length += weight
         }
-        seal()
+        seal(through: records.endIndex)
         let placement = try segments.append(bytes, bucket: bucket)
         return placed.map { record in
             RecordLocation(segment: placement.segment, offset: placement.offset + record.offset, index: record.index, length: record.share)
