@@ -11,9 +11,10 @@ import Testing
 
     /// A write of a 200-byte value, W8's size: about 40 fill a block.
     private static func write(_ number: Int, bucket: SegmentStore.Bucket = bucket) -> RecordWrite {
-        let key = "key-\(number)"
-        let record = SegmentBlock.Record(key: key, space: "", kind: 0, expiry: 1, sequence: UInt64(number), value: Data(count: 200))
-        return RecordWrite(version: RecordVersion(space: 0, key: key, sequence: UInt64(number)), record: record, bucket: bucket)
+        RecordWrite(
+            version: RecordVersion(space: 0, key: "key-\(number)", sequence: UInt64(number)), canonicalKey: nil, space: "", kind: 0,
+            expiry: 1, value: Data(count: 200), bucket: bucket
+        )
     }
 
     private static func sequences(_ writes: [RecordWrite]) -> [UInt64] { writes.map(\.version.sequence) }
@@ -24,7 +25,7 @@ import Testing
     @Test func writesLeaveInWholeBlocksInTheOrderTheyCame() {
         let held = QueuedBytes()
         let gathered = GatheredBlocks(held: held)
-        let weight = Self.write(0).record!.weight
+        let weight = Self.write(0).weight
         var perBlock = 0
         while SegmentBlock.Builder.fits(weight: weight, after: perBlock * weight, count: perBlock) { perBlock += 1 }
         #expect(perBlock > 3, "the test needs blocks of several records")

@@ -306,18 +306,18 @@ public final class Kache: Sendable {
             }
             return nil
         }
-        let canonicalKey = EntryName.canonical(key)
-        guard canonicalKey.utf8.count <= configuration.maximumKeyLength else {
-            throw KacheError.keyTooLong(bytes: canonicalKey.utf8.count, limit: configuration.maximumKeyLength)
+        let canonicalKey = EntryName.canonical(ifNotASCII: key)
+        let keyBytes = canonicalKey?.utf8.count ?? key.utf8.count
+        guard keyBytes <= configuration.maximumKeyLength else {
+            throw KacheError.keyTooLong(bytes: keyBytes, limit: configuration.maximumKeyLength)
         }
         let version = { (insertion: StoreState.Insertion) in
             RecordVersion(space: space, key: key, sequence: insertion.sequence, indexHandle: insertion.ref.packed)
         }
         // A small entry's record is compressed with its neighbours by the writer; a large one's file here, outside the lock.
-        var record = SegmentBlock.Record(
-            key: canonicalKey, space: keySpace.name, kind: keySpace.kind.rawValue, expiry: expiry, sequence: 0, value: data
+        let largestRawLength = SegmentBlock.Record.largestRawLength(
+            keyBytes: keyBytes, valueBytes: data.count, spaceBytes: keySpace.name.utf8.count
         )
-        let largestRawLength = record.largestRawLength
         let bucket = records.bucket(forLength: largestRawLength, expiry: expiry, now: now)
         let name = bucket == nil ? EntryName(space: keySpace.name, key: key) : nil
         var file = name.map { name in EntryFile.draft(
@@ -334,9 +334,10 @@ public final class Kache: Sendable {
         }
         let write: RecordWrite
         if let bucket {
-            record.sequence = insertion.sequence
-            // Moved in, not copied: a copy and a release of its key, value and space name on every set.
-            write = RecordWrite(version: version(insertion), record: consume record, bucket: bucket)
+            write = RecordWrite(
+                version: version(insertion), canonicalKey: canonicalKey, space: keySpace.name, kind: keySpace.kind.rawValue,
+                expiry: expiry, value: data, bucket: bucket
+            )
         } else {
             file!.seal(sequence: insertion.sequence)
             // Queued for the writer: in a staging block, so that the buffer freed once written leaves no hole.

@@ -32,8 +32,12 @@ package struct EntryName: Hashable, Sendable {
 
     /// The NFC form of `key`; ASCII is already canonical, so it skips Foundation.
     package static func canonical(_ key: String) -> String {
-        if isASCII(key) { return key }
-        return key.precomposedStringWithCanonicalMapping
+        canonical(ifNotASCII: key) ?? key
+    }
+
+    /// `canonical(key)`, or nil when that is `key` itself (an ASCII key).
+    package static func canonical(ifNotASCII key: String) -> String? {
+        isASCII(key) ? nil : key.precomposedStringWithCanonicalMapping
     }
 
     /// Whether every byte of `key` is below 0x80. A native string's bytes are

@@ -100,7 +100,12 @@ package enum SegmentBlock {
         /// The most raw bytes the record takes in a block: its key, value and
         /// largest fields, with its key space's entry in the list.
         package var largestRawLength: Int {
-            key.utf8.count + value.count + space.utf8.count + 40
+            Self.largestRawLength(keyBytes: key.utf8.count, valueBytes: value.count, spaceBytes: space.utf8.count)
+        }
+
+        /// `largestRawLength` of a record of these sizes, before it is made.
+        package static func largestRawLength(keyBytes: Int, valueBytes: Int, spaceBytes: Int) -> Int {
+            keyBytes + valueBytes + spaceBytes + 40
         }
 
         /// What the record weighs in a block (`KeyColumns.weight`): what

@@ -41,7 +41,7 @@ package final class GatheredBlocks: Sendable {
             var entry = waiting.removeValue(forKey: bucket) ?? Waiting(since: .now)
             var readyCount = 0
             for write in writes {
-                let length = write.record!.weight
+                let length = write.weight
                 if !SegmentBlock.Builder.fits(weight: length, after: entry.openBlockLength, count: entry.openBlockCount) {
                     // The open block is full: it and every block before it go now,
                     // and this write starts the next one.
