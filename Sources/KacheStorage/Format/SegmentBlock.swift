@@ -117,19 +117,12 @@ package enum SegmentBlock {
 
     /// Gathers records and seals them into a block.
     package struct Builder {
-        package private(set) var records: ArraySlice<Record> = []
+        package private(set) var records: [Record] = []
         /// The records' weight so far (`Record.weight`: about their raw
         /// bytes, the bases and key-space list left out).
         package private(set) var rawLength = 0
 
         package init() {}
-
-        /// A block of `records`, a run of a larger array that `fits` chose;
-        /// they are not copied (a copy each was a retain and a release of its key, key space and value).
-        package init(_ records: ArraySlice<Record>, rawLength: Int) {
-            self.records = records
-            self.rawLength = rawLength
-        }
 
         package var isEmpty: Bool { records.isEmpty }
         package var isFull: Bool { records.count == SegmentBlock.maximumRecords }
@@ -157,6 +150,13 @@ package enum SegmentBlock {
         /// to its raw bytes; the shares add up to the block's length exactly,
         /// so that the segment's accounting adds up to its file's length).
         package func seal(compression: Compression = .fast) -> (bytes: Data, charges: [Int]) {
+            Self.seal(records[...], compression: compression)
+        }
+
+        /// `seal` of a block of `records`, a run of a larger array that
+        /// `fits` chose, where they lie (copied into a builder, each record
+        /// cost a retain and a release of its key, key space and value).
+        package static func seal(_ records: ArraySlice<Record>, compression: Compression = .fast) -> (bytes: Data, charges: [Int]) {
             precondition(!records.isEmpty, "an empty block")
             var keys = [UInt8]()
             keys.reserveCapacity(records.count * 24 + 32)

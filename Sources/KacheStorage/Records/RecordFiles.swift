@@ -104,8 +104,7 @@ package struct RecordFiles: Sendable {
         var start = records.startIndex
         var length = 0
         func seal(through end: Int) {
-            let block = SegmentBlock.Builder(records[start ..< end], rawLength: length)
-            let (sealed, charges) = block.seal(compression: blockCompression)
+            let (sealed, charges) = SegmentBlock.Builder.seal(records[start ..< end], compression: blockCompression)
             for (index, charge) in charges.enumerated() { placed.append((bytes.count, index, charge)) }
             bytes.append(sealed)
             (start, length) = (end, 0)

@@ -18,20 +18,12 @@ import Foundation
 /// fields are stored flat, and what only a file of its own (or a key whose
 /// canonical form differs) needs is in `Rare`, nil for W8's records.
 package final class RecordWrite: Sendable {
-    /// What few writes need, apart, so that the common record stays small.
-    private final class Rare: Sendable {
+    /// What few writes need, boxed apart, so that the common record stays small.
+    private indirect enum Rare: Sendable {
         /// The key as the index has it, where the record's (canonical) key differs.
-        let versionKey: String?
-        /// A file of its own: its name, and its encoded, sealed bytes.
-        let file: (name: EntryName, bytes: Data)?
-        /// The value's length, for a file of its own (a record keeps its value).
-        let rawSize: Int
-
-        init(versionKey: String?, file: (name: EntryName, bytes: Data)?, rawSize: Int) {
-            self.versionKey = versionKey
-            self.file = file
-            self.rawSize = rawSize
-        }
+        case versionKey(String)
+        /// A file of its own: its name, its encoded and sealed bytes, and the value's length.
+        case file(name: EntryName, bytes: Data, rawSize: Int)
     }
 
     /// The record's key (canonical); for a file of its own, the version's key.
@@ -56,7 +48,7 @@ package final class RecordWrite: Sendable {
         sequence = version.sequence
         expiry = 0
         bucketIndex = 0
-        rare = Rare(versionKey: nil, file: (name, file), rawSize: rawSize)
+        rare = .file(name: name, bytes: file, rawSize: rawSize)
         indexHandle = version.indexHandle
         space = Int32(version.space)
         kind = 0
@@ -68,7 +60,7 @@ package final class RecordWrite: Sendable {
     package init(
         version: RecordVersion, canonicalKey: String?, space: String, kind: UInt8, expiry: Timestamp, value: Data, bucket: SegmentStore.Bucket
     ) {
-        rare = canonicalKey.map { _ in Rare(versionKey: version.key, file: nil, rawSize: 0) }
+        rare = canonicalKey.map { _ in .versionKey(version.key) }
         key = canonicalKey ?? version.key
         spaceName = space
         self.value = value
@@ -83,15 +75,28 @@ package final class RecordWrite: Sendable {
 
     /// The version it writes.
     package var version: RecordVersion {
-        RecordVersion(space: Int(space), key: rare?.versionKey ?? key, sequence: sequence, indexHandle: indexHandle)
+        RecordVersion(space: Int(space), key: versionKey, sequence: sequence, indexHandle: indexHandle)
+    }
+
+    private var versionKey: String {
+        if case let .versionKey(key) = rare { return key }
+        return key
+    }
+
+    private var isOwnFile: Bool {
+        if case .file = rare { return true }
+        return false
     }
 
     /// The encoded, sealed file, for a file of its own.
-    package var file: Data? { rare?.file?.bytes }
+    package var file: Data? {
+        if case let .file(_, bytes, _) = rare { return bytes }
+        return nil
+    }
 
     /// The record, for a segment's blocks (compressed with its neighbours when appended); nil for a file of its own.
     package var record: SegmentBlock.Record? {
-        guard rare?.file == nil else { return nil }
+        guard !isOwnFile else { return nil }
         return SegmentBlock.Record(key: key, space: spaceName, kind: kind, expiry: expiry, sequence: sequence, value: value)
     }
 
@@ -99,21 +104,27 @@ package final class RecordWrite: Sendable {
     package var weight: Int { KeyColumns.weight(keyLength: key.utf8.count, valueLength: value.count) }
 
     /// The value's length, which stays in memory until the write lands.
-    package var rawSize: Int { rare?.file == nil ? value.count : rare!.rawSize }
+    package var rawSize: Int {
+        if case let .file(_, _, rawSize) = rare { return rawSize }
+        return value.count
+    }
 
     /// The segment bucket its record is appended to; nil for a file of its own.
     package var bucket: SegmentStore.Bucket? {
-        rare?.file == nil ? SegmentStore.Bucket(shift: bucketShift, index: bucketIndex) : nil
+        isOwnFile ? nil : SegmentStore.Bucket(shift: bucketShift, index: bucketIndex)
     }
 
     /// The entry's name on disk. A record for a segment is made without it,
     /// and it is hashed only when asked (when the key's previous version in a
     /// file of its own must go): hashed on every set, it took a tenth of W8's.
-    package var name: EntryName { rare?.file?.name ?? EntryName(space: spaceName, key: rare?.versionKey ?? key) }
+    package var name: EntryName {
+        if case let .file(name, _, _) = rare { return name }
+        return EntryName(space: spaceName, key: versionKey)
+    }
 
     /// The bytes it holds besides the value: the encoded file, or the record's key and fields.
     package var encodedLength: Int {
-        if let file = rare?.file { return file.bytes.count }
+        if let file { return file.count }
         return SegmentBlock.Record.largestRawLength(keyBytes: key.utf8.count, valueBytes: 0, spaceBytes: spaceName.utf8.count)
     }
 }
