@@ -331,6 +331,36 @@ import KacheTestSupport
         #expect(reopened.data(forKey: "lost") == nil)
     }
 
+    /// The writer appends a batch's small records bucket by bucket, then
+    /// commits every bucket that landed at once: a failed append in one
+    /// bucket loses only that bucket's records, and the others are in the
+    /// index and on disk.
+    @Test func aFailedAppendInOneBucketOfABatchLosesOnlyThatBucket() throws {
+        let dir = TemporaryDirectory()
+        defer { DiskFaults.removeAll(pathContaining: dir.path) }
+        let clock = ManualClock()
+        let configuration = Kache.Configuration.testing(.async, clock: clock)
+        let cache = try Kache(directory: dir.url, configuration: configuration)
+        // Lifetimes a day apart: two expiry buckets, two segment files.
+        let ttls: [Duration] = [.seconds(600), .seconds(600 + 86_400)]
+        DiskFaults.inject(ENOSPC, on: .write, pathContaining: dir.path + "/segments/", times: 1)
+        for i in 0 ..< 40 { try cache.set(Data("v\(i)".utf8), forKey: "k\(i)", ttl: ttls[i % 2]) }
+        #expect(throws: KacheError.self) { try cache.save() }
+        let kept = (0 ..< 40).filter { cache.data(forKey: "k\($0)") == Data("v\($0)".utf8) }
+        let lostGroup = kept.contains(0) ? 1 : 0
+        #expect(kept == (0 ..< 40).filter { $0 % 2 != lostGroup }, "one bucket's 20 records lost, the other's 20 kept")
+        #expect(cache.statistics.writeErrors == 20)
+        // The kept bucket's records are committed: live in their segment (a
+        // record that landed uncommitted is in no segment's count at all).
+        #expect(cache.statistics.segmentBytes > cache.statistics.deadBytes)
+        cache.checkInvariants()
+        try cache.close()
+
+        let reopened = try Kache(directory: dir.url, configuration: configuration)
+        #expect((0 ..< 40).filter { reopened.data(forKey: "k\($0)") != nil } == kept)
+        reopened.checkInvariants()
+    }
+
     @Test func aDamagedManifestFallsBackToFileHeaders() throws {
         let dir = TemporaryDirectory()
         do {

@@ -48,7 +48,7 @@ package struct RecordFiles: Sendable {
     func write(_ write: RecordWrite) throws(StorageError) {
         do {
             if let bucket = write.bucket {
-                try append([write], bucket: bucket)
+                commit(try land([write], bucket: bucket))
             } else {
                 try writeOwnFile(write, file: write.file!)
             }
@@ -72,19 +72,35 @@ package struct RecordFiles: Sendable {
     }
 
     /// Gathers the versions still current into blocks and appends them to
-    /// the bucket's segment with one write call, then commits where each landed.
-    private func append(_ writes: [RecordWrite], bucket: SegmentStore.Bucket) throws(StorageError) {
+    /// the bucket's segment with one write call.
+    /// - Returns: where each landed, for `commit` to tell the index.
+    private func land(_ writes: [RecordWrite], bucket: SegmentStore.Bucket) throws(StorageError) -> [Landed] {
         let areCurrent = index.areCurrent(writes.map(\.version))
         let current = zip(writes, areCurrent).filter(\.1).map(\.0)
-        guard !current.isEmpty else { return }
+        guard !current.isEmpty else { return [] }
         let locations = try appendBlocks(current.map { $0.record! }, bucket: bucket)
-        // The previous versions were in files of their own: the segment holds the key now.
-        let commit = index.commit(zip(current, locations).map { (version: $0.version, location: $1) })
+        return zip(current, locations).map { Landed(write: $0, location: $1) }
+    }
+
+    /// A record appended to a segment, not committed to the index yet.
+    private struct Landed {
+        var write: RecordWrite
+        var location: RecordLocation
+    }
+
+    /// Commits where records landed, in one call: the commit takes the
+    /// store's lock, which a set then waits for, and a commit per bucket (W8
+    /// spreads a batch over dozens) handed that lock back and forth 20,000
+    /// times a million sets.
+    private func commit(_ landed: [Landed]) {
+        guard !landed.isEmpty else { return }
+        let commit = index.commit(landed.map { (version: $0.write.version, location: $0.location) })
         remove(commit.evicted)
+        // The previous versions were in files of their own: the segment holds the key now.
         // Almost always none: don't hash every key of the batch to find out.
         guard !commit.leftOwnFiles.isEmpty else { return }
         let left = Set(commit.leftOwnFiles)
-        for write in current where left.contains(write.version) {
+        for write in landed.lazy.map(\.write) where left.contains(write.version) {
             disk.withExclusiveAccess(to: write.name) {
                 if !index.keepsOwnFile(space: write.version.space, key: write.version.key) { disk.delete(write.name) }
             }
@@ -186,11 +202,13 @@ package struct RecordFiles: Sendable {
                 removals.append(removal)
             }
         }
+        var landed: [Landed] = []
         for (bucket, writes) in byBucket {
             let ready = gathering?.gather(writes, bucket: bucket) ?? writes
             guard !ready.isEmpty else { continue }
-            do { try append(ready, bucket: bucket) } catch { lost = lost ?? failed(ready, error) }
+            do { landed += try land(ready, bucket: bucket) } catch { lost = lost ?? failed(ready, error) }
         }
+        commit(landed)
         remove(removals)
         return lost
     }
@@ -200,10 +218,13 @@ package struct RecordFiles: Sendable {
     /// - Returns: the first failure that lost a write, nil when none did.
     func appendGathered(_ gathering: GatheredBlocks, all: Bool) -> StorageError? {
         var lost: StorageError?
-        for (bucket, writes) in gathering.takeOverdue(all: all) {
-            do { try append(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
-            gathering.release(writes)
+        var landed: [Landed] = []
+        let overdue = gathering.takeOverdue(all: all)
+        for (bucket, writes) in overdue {
+            do { landed += try land(writes, bucket: bucket) } catch { lost = lost ?? failed(writes, error) }
         }
+        commit(landed)
+        for writes in overdue.values { gathering.release(writes) }
         return lost
     }
 
