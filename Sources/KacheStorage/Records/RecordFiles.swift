@@ -96,8 +96,8 @@ package struct RecordFiles: Sendable {
         guard !landed.isEmpty else { return }
         let commit = index.commit(landed.map { (version: $0.write.version, location: $0.location) })
         remove(commit.evicted)
-        // The previous versions were in files of their own: the segment holds the key now.
-        // Almost always none: don't hash every key of the batch to find out.
+        // Keys whose previous version had a file of its own, which the segment
+        // replaces: almost always none, so no key of the batch is hashed to find out.
         guard !commit.leftOwnFiles.isEmpty else { return }
         let left = Set(commit.leftOwnFiles)
         for write in landed.lazy.map(\.write) where left.contains(write.version) {
