@@ -185,29 +185,19 @@ public final class RedisClusterClient: Sendable {
             }
         }
         // Every node's batch is written before any reply is awaited, so the
-        // nodes work on them at once; no child task is needed for that.
-        var inFlight: [(indices: [Int], replies: Result<PendingReplies, RedisClientError>)] = []
-        for (node, indices) in groups {
+        // nodes work on them at once, and the task is resumed once, when the
+        // last node's replies are in; no child task is needed for that.
+        let nodes = Array(groups)
+        let replies = PendingReplies(parts: nodes.count)
+        for (part, (node, indices)) in nodes.enumerated() {
             do throws(RedisClientError) {
                 let connection = try await pool(for: node).connection()
-                inFlight.append((indices, .success(connection.enqueue(batch: indices.map { commands[$0].arguments }))))
+                connection.enqueue(batch: indices.map { commands[$0].arguments }, into: replies, part: part)
             } catch {
-                inFlight.append((indices, .failure(error)))
+                replies.complete(part: part, with: .failure(error))
             }
         }
-        var batches: [(indices: [Int], replies: Result<[RESPValue], RedisClientError>)] = []
-        for batch in inFlight {
-            switch batch.replies {
-            case let .success(pending):
-                do throws(RedisClientError) {
-                    batches.append((batch.indices, .success(try await pending.value())))
-                } catch {
-                    batches.append((batch.indices, .failure(error)))
-                }
-            case let .failure(error):
-                batches.append((batch.indices, .failure(error)))
-            }
-        }
+        let batches = zip(nodes, await replies.values()).map { node, outcome in (indices: node.value, replies: outcome) }
         var retry: [Int] = []
         for batch in batches {
             switch batch.replies {

@@ -1,60 +1,58 @@
 import Synchronization
 
-/// The replies of a batch written now and awaited later, so that a caller can
-/// write batches on several connections before it awaits any
-/// (``RedisClusterClient/pipeline(_:policy:)``).
+/// The replies of batches written now and awaited later, together: a
+/// pipeline written to several nodes at once
+/// (``RedisClusterClient/pipeline(_:policy:)``) is one `PendingReplies` of
+/// one part per node.
 ///
-/// Completed once, by the connection's handler on the event loop; awaited once.
-/// Whichever of the two comes second hands the result over, so the awaiting
-/// task is resumed directly by the handler when it was already waiting.
+/// Each part is completed once, by its connection's handler on the event
+/// loop; the whole is awaited once. The awaiting task is resumed once, by
+/// whichever handler completes the last part, so a pipeline over three nodes
+/// costs its task one wake-up, not one per node.
 final class PendingReplies: Sendable {
-    private typealias Outcome = Result<[RESPValue], RedisClientError>
+    typealias Outcome = Result<[RESPValue], RedisClientError>
 
-    private enum State {
-        case waiting
-        case awaited(CheckedContinuation<Outcome, Never>)
-        case completed(Outcome)
-        case handedOver
+    private struct State {
+        var outcomes: [Outcome?]
+        var remaining: Int
+        var waiter: CheckedContinuation<[Outcome], Never>?
     }
 
-    private let state = Mutex(State.waiting)
+    private let state: Mutex<State>
 
-    /// A batch that is complete before it was sent (no commands, or a refusal).
-    init(completed outcome: Result<[RESPValue], RedisClientError>? = nil) {
-        if let outcome { state.withLock { $0 = .completed(outcome) } }
+    /// Replies of `parts` batches, none complete yet.
+    init(parts: Int) {
+        state = Mutex(State(outcomes: Array(repeating: nil, count: parts), remaining: parts))
     }
 
-    /// Hands `outcome` to the task awaiting it, or keeps it for ``value()``.
-    func complete(_ outcome: Result<[RESPValue], RedisClientError>) {
-        let waiter: CheckedContinuation<Outcome, Never>? = state.withLock { state in
-            switch state {
-            case .waiting:
-                state = .completed(outcome)
-                return nil
-            case let .awaited(continuation):
-                state = .handedOver
-                return continuation
-            case .completed, .handedOver:
-                return nil
-            }
+    /// Sets part `part`'s outcome; the last part to complete resumes the task awaiting ``values()``.
+    /// A part completed twice keeps its first outcome.
+    func complete(part: Int, with outcome: Outcome) {
+        let resume: (CheckedContinuation<[Outcome], Never>, [Outcome])? = state.withLock { state in
+            guard state.outcomes[part] == nil else { return nil }
+            state.outcomes[part] = outcome
+            state.remaining -= 1
+            guard state.remaining == 0, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return (waiter, state.outcomes.map { $0! })
         }
-        waiter?.resume(returning: outcome)
+        if let (waiter, outcomes) = resume { waiter.resume(returning: outcomes) }
     }
 
-    /// The replies, in the order of the commands.
-    /// - Throws: the ``RedisClientError`` that ended the connection or the request.
-    func value() async throws(RedisClientError) -> [RESPValue] {
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-            let ready: Outcome? = state.withLock { state in
-                guard case let .completed(outcome) = state else {
-                    state = .awaited(continuation)
+    /// Whether a task awaits ``values()`` now.
+    var isAwaited: Bool { state.withLock { $0.waiter != nil } }
+
+    /// Every part's outcome, in the order of the parts, once all are complete.
+    func values() async -> [Outcome] {
+        await withCheckedContinuation { (continuation: CheckedContinuation<[Outcome], Never>) in
+            let ready: [Outcome]? = state.withLock { state in
+                guard state.remaining == 0 else {
+                    state.waiter = continuation
                     return nil
                 }
-                state = .handedOver
-                return outcome
+                return state.outcomes.map { $0! }
             }
             if let ready { continuation.resume(returning: ready) }
         }
-        return try outcome.get()
     }
 }

@@ -102,7 +102,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
         case let .one(continuation):
             pending.removeFirst()
             continuation.resume(returning: .success(value))
-        case let .many(batch):
+        case let .many(batch, part):
             // The batch's size is known: one allocation for its replies, not one per doubling.
             if replies.isEmpty { replies.reserveCapacity(head.replyCount) }
             replies.append(value)
@@ -110,7 +110,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
             pending.removeFirst()
             let done = replies
             replies = []
-            batch.complete(.success(done))
+            batch.complete(part: part, with: .success(done))
         }
     }
 

@@ -136,18 +136,19 @@ public final class RedisConnection: Sendable {
 
     /// Sends commands back to back in one write and returns their replies in order.
     public func sendRaw(batch commands: [[RESPArgument]]) async throws(RedisClientError) -> [RESPValue] {
-        try await enqueue(batch: commands).value()
+        let replies = PendingReplies(parts: 1)
+        enqueue(batch: commands, into: replies, part: 0)
+        return try await replies.values()[0].get()
     }
 
-    /// Writes `commands` now and returns their replies to await later, so a
-    /// caller can put batches on several connections before awaiting any.
-    func enqueue(batch commands: [[RESPArgument]]) -> PendingReplies {
-        guard !commands.isEmpty else { return PendingReplies(completed: .success([])) }
-        let replies = PendingReplies()
-        submit(RedisRequest(replyCount: commands.count, receiver: .many(replies), deadline: deadline())) { bytes in
+    /// Writes `commands` now, their replies to complete part `part` of
+    /// `replies`, so a caller can put batches on several connections before
+    /// it awaits them all at once.
+    func enqueue(batch commands: [[RESPArgument]], into replies: PendingReplies, part: Int) {
+        guard !commands.isEmpty else { return replies.complete(part: part, with: .success([])) }
+        submit(RedisRequest(replyCount: commands.count, receiver: .many(replies, part: part), deadline: deadline())) { bytes in
             for command in commands { RESPEncoder.writeCommand(command, into: &bytes) }
         }
-        return replies
     }
 
     private func deadline() -> NIODeadline {

@@ -20,13 +20,13 @@ struct RedisRequest: Sendable {
 enum ReplyReceiver: Sendable {
     /// One command's task, waiting for its reply: no array is built for it.
     case one(CheckedContinuation<Result<RESPValue, RedisClientError>, Never>)
-    /// A batch of commands, awaited now or later (``PendingReplies``).
-    case many(PendingReplies)
+    /// A batch of commands, one part of replies awaited now or later (``PendingReplies``).
+    case many(PendingReplies, part: Int)
 
     func fail(_ error: RedisClientError) {
         switch self {
         case let .one(continuation): continuation.resume(returning: .failure(error))
-        case let .many(replies): replies.complete(.failure(error))
+        case let .many(replies, part): replies.complete(part: part, with: .failure(error))
         }
     }
 }
