@@ -111,6 +111,14 @@ struct HTTPFixture {
         try await server.advance(by: seconds)
     }
 
+    /// Whole seconds of real time since `start`, rounded up: what the
+    /// fixture's clocks moved on by, beside what a test advanced them. A
+    /// loaded machine can take seconds over a request, so a test widens an
+    /// age or a TTL it expects by this much.
+    static func realSeconds(since start: Date) -> Int {
+        Int(Date().timeIntervalSince(start).rounded(.up))
+    }
+
     /// A GET of `pathAndQuery` through the client.
     func get(_ pathAndQuery: String, fields: [String: String] = [:]) async throws -> CachingClient.Response {
         var request = URLRequest(url: server.url(pathAndQuery))
