@@ -90,13 +90,32 @@ enum BlockSections {
         )
     }
 
-    /// `records` in a block of format version 6 ("KBL3"), written from the document.
+    /// `records` in a block of format version 6 ("KBL3"): keys in
+    /// columns, no keys checksum.
     static func version6Block(_ records: [SegmentBlock.Record]) -> Data {
         let (prelude, fields, baseSequence) = layout(records)
         return SegmentBlock.seal(
             keys: prelude + columns(fields, baseSequence: baseSequence), values: records.flatMap { [UInt8]($0.value) },
-            count: records.count, compression: .fast
+            count: records.count, compression: .fast, magic: SegmentBlock.version6Magic
         )
+    }
+
+    /// `records` in a block of today's format ("KBL4"): its keys section
+    /// written from the document, its header from the document too, around
+    /// the sections as the writer stored them.
+    static func currentBlock(_ records: [SegmentBlock.Record]) -> Data {
+        let version6 = [UInt8](version6Block(records))
+        var block = Array("KBL4".utf8) + [UInt8](repeating: 0, count: 8) + version6[12 ..< 32] + [UInt8](repeating: 0, count: 8)
+        block += version6[32...]
+        let fields = block.withUnsafeBytes { XXHash64.hash(UnsafeRawBufferPointer(rebasing: $0[12 ..< 32])) }
+        let keysStored = block.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self))) }
+        block.withUnsafeMutableBytes { raw in
+            let keys = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[40 ..< 40 + keysStored]), seed: fields)
+            raw.storeBytes(of: keys.littleEndian, toByteOffset: 32, as: UInt64.self)
+            let whole = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
+            raw.storeBytes(of: whole.littleEndian, toByteOffset: 4, as: UInt64.self)
+        }
+        return Data(block)
     }
 
     /// The prelude and each record's fields, as both writers lay them out.
@@ -119,9 +138,11 @@ enum BlockSections {
         return (prelude(baseExpiry: baseExpiry, baseSequence: baseSequence, spaces: spaces), fields, baseSequence)
     }
 
-    /// The raw keys and values sections of a sealed block of today's header.
+    /// The raw keys and values sections of a sealed block of today's header
+    /// (or version 5's and 6's, 8 bytes shorter).
     static func raw(_ block: Data) -> (keys: [UInt8], values: [UInt8]) {
         let bytes = [UInt8](block)
+        let headerSize = bytes.prefix(4).elementsEqual("KBL4".utf8) ? 40 : 32
         func field(_ offset: Int) -> Int { bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) } }
         let (keysStored, keysRaw, valuesStored, valuesRaw) = (field(12), field(16), field(20), field(24))
         func section(_ start: Int, stored: Int, raw: Int, compressed: Bool) -> [UInt8] {
@@ -132,8 +153,8 @@ enum BlockSections {
             precondition(decoded, "a sealed block decompresses")
             return out
         }
-        let keys = section(SegmentBlock.headerSize, stored: keysStored, raw: keysRaw, compressed: bytes[28] & 1 != 0)
-        let values = section(SegmentBlock.headerSize + keysStored, stored: valuesStored, raw: valuesRaw, compressed: bytes[28] & 2 != 0)
+        let keys = section(headerSize, stored: keysStored, raw: keysRaw, compressed: bytes[28] & 1 != 0)
+        let values = section(headerSize + keysStored, stored: valuesStored, raw: valuesRaw, compressed: bytes[28] & 2 != 0)
         return (keys, values)
     }
 }

@@ -3,16 +3,16 @@ import KacheStorage
 @testable import Kache
 
 extension Manifest {
-    /// The manifest as versions 3 to 5 laid it out: version 5 as 6 does,
+    /// The manifest as versions 3 to 6 laid it out: versions 5 and 6 as 7 does,
     /// version 4 ended with
     /// `liveCount u32` and a varint per settled sequence (each less the one
     /// before), version 3 with nothing after the key spaces. Written here by
     /// hand from docs/FORMAT.md, so that the reader is checked against the
     /// old layout rather than against the writer it replaced.
     func encoded(asVersion version: UInt16) -> [UInt8] {
-        precondition(version == 5 || version == 4 || version == 3 && settled.isEmpty, "version 3 lists no settled sequences")
+        precondition((3 ... 6).contains(version) && (version != 3 || settled.isEmpty), "version 3 lists no settled sequences")
         var bytes = encoded()
-        guard version != 5 else {
+        guard version < 5 else {
             bytes.withUnsafeMutableBytes { $0.storeBytes(of: version.littleEndian, toByteOffset: 12, as: UInt16.self) }
             return Manifest.resealed(bytes)
         }

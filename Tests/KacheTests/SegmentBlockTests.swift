@@ -260,14 +260,73 @@ import Testing
 
     // MARK: - Keys in columns (format version 6) and in rows (version 5)
 
-    /// The writer lays the keys section out as docs/FORMAT.md says, byte for
-    /// byte: the same records written by hand from the document seal to the
-    /// same block.
+    /// The writer lays the keys section and the header out as
+    /// docs/FORMAT.md says, byte for byte: the same records written by hand
+    /// from the document (both checksums included) seal to the same block.
     @Test func theKeysSectionIsLaidOutAsTheFormatSays() {
         for records in [Self.mixed, Self.sequentialKeys(40)] {
             let written = Self.block(records).bytes
             #expect(BlockSections.raw(written).keys == BlockSections.raw(BlockSections.version6Block(records)).keys)
-            #expect(written == BlockSections.version6Block(records))
+            #expect(written == BlockSections.currentBlock(records))
+        }
+    }
+
+    /// Blocks of format version 6 (magic "KBL3", no keys checksum) read as
+    /// they did: whole, one record at a time, and in a segment beside blocks
+    /// of today's layout, checked whole even where a scan checks keys alone.
+    @Test func blocksOfVersion6StillRead() throws {
+        let old = BlockSections.version6Block(Self.mixed)
+        #expect(old.prefix(4) == Data("KBL3".utf8) && old.count == Self.block(Self.mixed).bytes.count - 8)
+        let contents = try SegmentBlock.decode(old)
+        let current = try SegmentBlock.decode(Self.block(Self.mixed).bytes)
+        #expect(contents.records.map(\.header) == current.records.map(\.header))
+        #expect(Self.mixed.indices.map { contents.value(of: $0) } == Self.mixed.map(\.value))
+        #expect(contents.shares.reduce(0, +) == old.count)
+        for index in Self.mixed.indices {
+            let (header, payload) = try old.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.record(index, in: raw) }.get() }
+            #expect(header == contents.records[index].header && payload == Self.mixed[index].value)
+        }
+        let new = Self.block([Self.record("new", sequence: 500, value: compressible(200))]).bytes
+        var damagedValues = old
+        damagedValues[damagedValues.count - 3] ^= 0x20
+        for verification in [SegmentBlock.Verification.block, .keys] {
+            let scan = SegmentStore.scan(old + damagedValues + new, verifying: verification) { _ in }
+            #expect(scan.damagedRanges == [old.count ..< 2 * old.count], "\(verification): a block of version 6 is checked whole")
+        }
+    }
+
+    /// A scan that checks keys alone (a clean open) catches a flipped bit
+    /// anywhere in a block's header or keys section, and finds the block
+    /// whole when the bit is in its values, which the read of a record, and
+    /// every other scan, still catch.
+    @Test func aScanOfKeysAloneCatchesDamageBeforeTheValuesAndReadsCatchTheRest() throws {
+        let records = Array(Self.mixed.prefix(4))
+        let bytes = Self.block(records).bytes
+        let keysEnd = SegmentBlock.headerSize + bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self))) }
+        #expect(keysEnd < bytes.count - 100, "a values section to damage")
+        func keysOf(_ block: Data, _ verification: SegmentBlock.Verification) -> [String]? {
+            block.withUnsafeBytes { raw in
+                var keys = BlockKeys()
+                guard (try? keys.read(raw, verifying: verification)) != nil else { return nil }
+                return keys.records.indices.map { keys.header($0).key }
+            }
+        }
+        #expect(keysOf(bytes, .keys) == records.map(\.key) && keysOf(bytes, .block) == records.map(\.key))
+        for position in 0 ..< bytes.count {
+            var damaged = bytes
+            damaged[damaged.startIndex + position] ^= 0x08
+            #expect(keysOf(damaged, .block) == nil, "a flipped bit at byte \(position), the whole block checked")
+            if (4 ..< 12).contains(position) || position >= keysEnd {
+                // The block's checksum or its values: not what an open checks.
+                #expect(keysOf(damaged, .keys) == records.map(\.key), "a flipped bit at byte \(position), keys checked")
+            } else {
+                #expect(keysOf(damaged, .keys) == nil, "a flipped bit at byte \(position), keys checked")
+            }
+            if position >= keysEnd || (4 ..< 12).contains(position) {
+                #expect(throws: EntryFile.Damage.checksumMismatch, "a read of a block flipped at byte \(position)") {
+                    _ = try damaged.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.record(0, in: raw) }.get() }
+                }
+            }
         }
     }
 

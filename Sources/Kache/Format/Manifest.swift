@@ -25,10 +25,10 @@ import KacheStorage
 /// (a place would name the copy compaction deleted after the checkpoint).
 ///
 /// `nextSequence` is also the checkpoint: every record with a lower sequence
-/// is live if and only if the manifest lists it or its sequence. Version 6
-/// has version 5's fields: its number says that the segments' blocks may
-/// keep their keys in columns (`KeyColumns`), which a reader of version 5
-/// does not know. Version 4
+/// is live if and only if the manifest lists it or its sequence. Versions 6
+/// and 7 have version 5's fields: their numbers say that the segments'
+/// blocks may keep their keys in columns (`KeyColumns`, version 6) and a
+/// checksum of their keys (version 7), which earlier readers do not know. Version 4
 /// (the settled sequences one varint each), version 3 (every entry listed,
 /// nothing after the key spaces), version 2 (segment u32 · offset u32 where
 /// version 3 has the place) and version 1 (no locations, every entry in a
@@ -83,8 +83,8 @@ struct Manifest: Sendable, Equatable {
     }
 
     static let magic: [UInt8] = Array("KMAN".utf8)
-    static let version: UInt16 = 6
-    static let readableVersions: ClosedRange<UInt16> = 1 ... 6
+    static let version: UInt16 = 7
+    static let readableVersions: ClosedRange<UInt16> = 1 ... 7
     static let checksumOffset = 4
     /// Where the bytes the checksum covers begin.
     static let bodyOffset = 12
@@ -193,7 +193,7 @@ struct Manifest: Sendable, Equatable {
                 spaces.append(Space(name: name, kind: kind, capacity: capacity, counters: counters, entries: entries))
             }
             switch version {
-            case 5, 6: settled = try SettledSequences(decodingRuns: &reader)
+            case 5, 6, 7: settled = try SettledSequences(decodingRuns: &reader)
             case 4: settled = try SettledSequences(decodingSteps: &reader)
             default: settled = SettledSequences()
             }

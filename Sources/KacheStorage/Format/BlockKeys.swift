@@ -95,13 +95,13 @@ package struct BlockKeys: Sendable {
     /// cost about 3,000 instructions a block, a ninth of W5's open, whose
     /// blocks hold 7 records.
     /// - Throws: the damage, when any check fails; the records are then unspecified.
-    package mutating func read(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) {
+    package mutating func read(_ block: UnsafeRawBufferPointer, verifying verification: SegmentBlock.Verification = .block) throws(EntryFile.Damage) {
         guard !SegmentBlock.startsVersion3Block(block) else {
             let contents = try SegmentBlock.Version3.decode(block)
             self = BlockKeys(headers: contents.records.map(\.header), shares: contents.shares)
             return
         }
-        let sections = try Sections(block)
+        let sections = try Sections(block, verifying: verification)
         headers = nil
         if sections.hasKeyColumns {
             try sections.rawKeys(into: &section)

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ```
 /// offset size field
-///  0      4   magic "KBL3" ("KBL2" in format version 5: keys in rows)
+///  0      4   magic "KBL4" ("KBL3" in format version 6, "KBL2" in version 5: keys in rows)
 ///  4      8   checksum: XXH64 (seed 0) of bytes 12 ..< end of block
 /// 12      4   keys section: stored length
 /// 16      4   keys section: raw length
@@ -14,7 +14,10 @@ import Foundation
 /// 28      1   flags (bit 0: the keys section is an LZ4 block; bit 1: the values section is)
 /// 29      1   record count (1 … 255)
 /// 30      2   reserved, zero
-/// 32      …   the keys section, then the values section, as stored
+/// 32      8   keys checksum: XXH64 of the keys section as stored, seeded with
+///             XXH64 (seed 0) of bytes 12 ..< 32 (not in versions 5 and 6)
+/// 40      …   the keys section, then the values section, as stored
+///             (from byte 32 in versions 5 and 6)
 /// ```
 /// The raw keys section: base expiry (i64, ms since the epoch), base sequence (u64), the
 /// key spaces its records name (a count, then each one's kind byte and its
@@ -32,13 +35,20 @@ import Foundation
 /// their size alone and to 0.18 in blocks of 8 KiB (CHANGELOG.md, 0.3.0;
 /// `kache-bench blocks`). One checksum covers a
 /// block: a flipped bit costs that block's records, never the rest of the
-/// segment.
+/// segment. A second covers the header's fields and the keys section, so
+/// that a clean open checks what it reads and never reads a value
+/// (`Verification.keys`); a read checks the whole block.
 package enum SegmentBlock {
-    package static let magic: [UInt8] = Array("KBL3".utf8)
-    /// Blocks of format version 5: the same header, the keys section a
+    package static let magic: [UInt8] = Array("KBL4".utf8)
+    /// Blocks of format version 6: keys in columns, no keys checksum (a
+    /// header of `shortHeaderSize`). Read, no longer written.
+    package static let version6Magic: [UInt8] = Array("KBL3".utf8)
+    /// Blocks of format version 5: as version 6's, but the keys section a
     /// record after another (`KeysReader`). Read, no longer written.
     package static let rowsMagic: [UInt8] = Array("KBL2".utf8)
-    package static let headerSize = 32
+    package static let headerSize = 40
+    /// The header of blocks of versions 5 and 6, which has no keys checksum.
+    package static let shortHeaderSize = 32
     /// A location names a record by its index in the block, in 8 bits.
     package static let maximumRecords = 255
     /// The most raw bytes a reader accepts in a section: a hostile header can't make it allocate more.
@@ -69,6 +79,32 @@ package enum SegmentBlock {
         static let flags = 28
         static let count = 29
         static let reserved = 30
+        static let keysChecksum = 32
+    }
+
+    /// How much of a block a reader checks against its checksums.
+    package enum Verification: Sendable {
+        /// Every byte, by the block's checksum: a read, a recovery after a
+        /// crash, compaction, `kache inspect`.
+        case block
+        /// The header's fields and the keys section, by their own checksum
+        /// (a block of version 5 or 6, which has none, is checked whole): an
+        /// open of a directory closed cleanly, which needs every key and no
+        /// value, and whose blocks were all flushed before its manifest was
+        /// written. A value damaged since is found when it is read.
+        case keys
+    }
+
+    /// The header's length in the block `bytes` start: `headerSize`, or
+    /// `shortHeaderSize` for a block of versions 5 and 6.
+    static func headerSize(of bytes: UnsafeRawBufferPointer) -> Int {
+        starts(bytes, with: magic) ? headerSize : shortHeaderSize
+    }
+
+    /// The keys checksum of a block of this version: XXH64 of the keys
+    /// section as stored, seeded with XXH64 of the header's fields.
+    static func keysChecksum(fields: UnsafeRawBufferPointer, keys: UnsafeRawBufferPointer) -> UInt64 {
+        XXHash64.hash(keys, seed: XXHash64.hash(fields))
     }
 
     private static let keysCompressed: UInt8 = 1 << 0
@@ -208,8 +244,11 @@ package enum SegmentBlock {
         (value >> 1) ^ (0 &- (value & 1))
     }
 
-    /// The two sections behind a header, each compressed where LZ4 shrinks it.
+    /// The two sections behind a header, each compressed where LZ4 shrinks
+    /// it. `magic` may name a block of an earlier version, for tests of
+    /// what an earlier Kache wrote.
     package static func seal(keys: [UInt8], values: [UInt8], count: Int, compression: Compression, magic: [UInt8] = magic) -> Data {
+        let headerSize = magic == Self.magic ? headerSize : shortHeaderSize
         var block = Data(count: headerSize + keys.count + values.count)
         var flags: UInt8 = 0
         var keysStored = 0
@@ -233,6 +272,13 @@ package enum SegmentBlock {
         }
         block.count = headerSize + keysStored + valuesStored
         block.withUnsafeMutableBytes { out in
+            if headerSize == Self.headerSize {
+                let keysSum = keysChecksum(
+                    fields: UnsafeRawBufferPointer(rebasing: out[Offset.checksummed ..< Offset.keysChecksum]),
+                    keys: UnsafeRawBufferPointer(rebasing: out[headerSize ..< headerSize + keysStored])
+                )
+                out.storeBytes(of: keysSum.littleEndian, toByteOffset: Offset.keysChecksum, as: UInt64.self)
+            }
             let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: out[Offset.checksummed...]))
             out.storeBytes(of: checksum.littleEndian, toByteOffset: Offset.checksum, as: UInt64.self)
         }
@@ -311,13 +357,10 @@ package enum SegmentBlock {
     /// either layout), or nil when it does not start with a block's magic.
     /// Nothing else is checked.
     package static func blockLength(at bytes: UnsafeRawBufferPointer) -> Int? {
-        guard bytes.count >= headerSize else {
-            return startsVersion3Block(bytes) && bytes.count >= Version3.headerSize ? Version3.blockLength(at: bytes) : nil
-        }
-        if startsVersion3Block(bytes) { return Version3.blockLength(at: bytes) }
-        guard startsCurrentHeader(bytes) else { return nil }
+        if startsVersion3Block(bytes) { return bytes.count >= Version3.headerSize ? Version3.blockLength(at: bytes) : nil }
+        guard startsCurrentHeader(bytes), bytes.count >= headerSize(of: bytes) else { return nil }
         func field(_ offset: Int) -> Int { Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self))) }
-        return headerSize + field(Offset.keysStored) + field(Offset.valuesStored)
+        return headerSize(of: bytes) + field(Offset.keysStored) + field(Offset.valuesStored)
     }
 
     /// Whether `bytes` start with a block's magic, of either layout (a record
@@ -326,9 +369,10 @@ package enum SegmentBlock {
         startsCurrentHeader(bytes) || startsVersion3Block(bytes)
     }
 
-    /// Whether `bytes` start with the magic of a block with this header, keys in columns or in rows.
+    /// Whether `bytes` start with the magic of a block with this header (or
+    /// version 5's and 6's, the same without the keys checksum).
     static func startsCurrentHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        starts(bytes, with: magic) || starts(bytes, with: rowsMagic)
+        starts(bytes, with: magic) || starts(bytes, with: version6Magic) || starts(bytes, with: rowsMagic)
     }
 
     static func startsVersion3Block(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -421,12 +465,12 @@ struct Sections {
     /// Whether the keys section is in columns (`KeyColumns`), else a record after another (`KeysReader`).
     let hasKeyColumns: Bool
 
-    init(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) {
+    init(_ block: UnsafeRawBufferPointer, verifying verification: SegmentBlock.Verification = .block) throws(EntryFile.Damage) {
         typealias Offset = SegmentBlock.Offset
-        let headerSize = SegmentBlock.headerSize
-        guard block.count >= headerSize else { throw .truncated(length: block.count) }
         guard SegmentBlock.startsCurrentHeader(block) else { throw .badMagic }
-        hasKeyColumns = SegmentBlock.starts(block, with: SegmentBlock.magic)
+        let headerSize = SegmentBlock.headerSize(of: block)
+        guard block.count >= headerSize else { throw .truncated(length: block.count) }
+        hasKeyColumns = !SegmentBlock.starts(block, with: SegmentBlock.rowsMagic)
         func field<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
             T(littleEndian: block.loadUnaligned(fromByteOffset: offset, as: T.self))
         }
@@ -439,7 +483,14 @@ struct Sections {
         let length = headerSize + keysStoredLength + valuesStoredLength
         guard length == block.count else { throw .lengthMismatch(expected: length, actual: block.count) }
         guard flags & ~0b11 == 0, field(Offset.reserved, UInt16.self) == 0 else { throw .unknownFlags(UInt16(flags)) }
-        guard field(Offset.checksum, UInt64.self) == XXHash64.hash(UnsafeRawBufferPointer(rebasing: block[Offset.checksummed...])) else {
+        let keysOnly = verification == .keys && headerSize == SegmentBlock.headerSize
+        guard keysOnly
+            ? field(Offset.keysChecksum, UInt64.self) == SegmentBlock.keysChecksum(
+                fields: UnsafeRawBufferPointer(rebasing: block[Offset.checksummed ..< Offset.keysChecksum]),
+                keys: UnsafeRawBufferPointer(rebasing: block[headerSize ..< headerSize + keysStoredLength])
+            )
+            : field(Offset.checksum, UInt64.self) == XXHash64.hash(UnsafeRawBufferPointer(rebasing: block[Offset.checksummed...]))
+        else {
             throw .checksumMismatch
         }
         keysCompressed = flags & 0b01 != 0

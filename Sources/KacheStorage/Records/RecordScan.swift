@@ -327,7 +327,8 @@ package struct RecordScan: Sendable {
                     return (scan, scan.latestSequence)
                 }
                 var scan = SegmentStore.Scan()
-                visit(sources[index].id, open.length) { take in scan = SegmentStore.scan(bytes, blocks: take) }
+                // Only an open of a cleanly closed directory visits: its blocks were flushed before its manifest.
+                visit(sources[index].id, open.length) { take in scan = SegmentStore.scan(bytes, verifying: .keys, blocks: take) }
                 return (scan, scan.latestSequence)
             }
             reads.withLock { $0[index] = read }

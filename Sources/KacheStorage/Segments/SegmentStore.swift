@@ -766,7 +766,9 @@ package final class SegmentStore: Sendable {
     /// `scan` of a file's bytes, handing each valid block to `take` as it is
     /// read instead of keeping its records: an open takes what it needs of a
     /// block on the core that read it, while the block is in that core's cache.
-    package static func scan(_ bytes: Data, blocks take: (ScannedBlock) -> Void) -> Scan {
+    /// `verification` says how much of each block is checked (a clean open
+    /// checks the keys alone, `SegmentBlock.Verification`).
+    package static func scan(_ bytes: Data, verifying verification: SegmentBlock.Verification = .block, blocks take: (ScannedBlock) -> Void) -> Scan {
         var scan = Scan()
         bytes.withUnsafeBytes { raw in
             var offset = 0
@@ -775,7 +777,7 @@ package final class SegmentStore: Sendable {
             var keys = BlockKeys()
             while offset + 4 <= raw.count {
                 let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                if let length = readValidBlockOrRecord(at: rest, into: &keys) {
+                if let length = readValidBlockOrRecord(at: rest, into: &keys, verifying: verification) {
                     if let start = damageStart { scan.damagedRanges.append(start ..< offset) }
                     damageStart = nil
                     for record in keys.records { scan.latestSequence = max(scan.latestSequence, record.sequence) }
@@ -793,11 +795,15 @@ package final class SegmentStore: Sendable {
 
     /// Reads the valid block, or the valid record of version 2, at the start
     /// of `bytes` into `keys`, and returns its length; nil when there is
-    /// none (`keys` is then unspecified). The checksum covers a block's
-    /// values, but only its keys are decompressed.
-    private static func readValidBlockOrRecord(at bytes: UnsafeRawBufferPointer, into keys: inout BlockKeys) -> Int? {
+    /// none (`keys` is then unspecified). Only a block's keys are
+    /// decompressed; `verification` says whether its values' bytes are checked.
+    private static func readValidBlockOrRecord(
+        at bytes: UnsafeRawBufferPointer, into keys: inout BlockKeys, verifying verification: SegmentBlock.Verification
+    ) -> Int? {
         if let length = SegmentBlock.blockLength(at: bytes) {
-            guard length <= bytes.count, (try? keys.read(UnsafeRawBufferPointer(rebasing: bytes[..<length]))) != nil else { return nil }
+            guard length <= bytes.count, (try? keys.read(UnsafeRawBufferPointer(rebasing: bytes[..<length]), verifying: verification)) != nil else {
+                return nil
+            }
             return length
         }
         guard let length = EntryFile.recordLength(at: bytes), length <= bytes.count else { return nil }
