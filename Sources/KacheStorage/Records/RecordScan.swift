@@ -327,7 +327,7 @@ package struct RecordScan: Sendable {
                     return (scan, scan.latestSequence)
                 }
                 var scan = SegmentStore.Scan()
-                // Only an open of a cleanly closed directory visits: its blocks were flushed before its manifest.
+                // Only a restore from a current manifest visits: every block it lists was flushed before that manifest.
                 visit(sources[index].id, open.length) { take in scan = SegmentStore.scan(bytes, verifying: .keys, blocks: take) }
                 return (scan, scan.latestSequence)
             }
