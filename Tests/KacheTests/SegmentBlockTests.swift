@@ -154,10 +154,7 @@ import Testing
                 let position = Int.random(in: 12 ..< block.count, using: &random)
                 block[block.startIndex + position] = UInt8.random(in: 0 ... 255, using: &random)
             }
-            block.withUnsafeMutableBytes { raw in
-                let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
-                raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
-            }
+            block.withUnsafeMutableBytes(BlockSections.reseal)
             let whole = try? SegmentBlock.decode(block)
             if let whole {
                 // What an open reads agrees too.
@@ -186,8 +183,7 @@ import Testing
             var hostile = bytes
             hostile.withUnsafeMutableBytes { raw in
                 raw.storeBytes(of: rawLength.littleEndian, toByteOffset: rawField, as: UInt32.self)
-                let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
-                raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
+                BlockSections.reseal(raw)
             }
             #expect(throws: EntryFile.Damage.lengthMismatch(expected: Int(rawLength), actual: stored)) {
                 try SegmentBlock.decode(hostile)
@@ -211,8 +207,7 @@ import Testing
         broken.withUnsafeMutableBytes { raw in
             // A literal run's length byte that promises more than the section holds.
             raw[SegmentBlock.headerSize + keysStored] = 0xF0
-            let checksum = XXHash64.hash(UnsafeRawBufferPointer(rebasing: raw[12...]))
-            raw.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt64.self)
+            BlockSections.reseal(raw)
         }
         let (brokenHeaders, _) = try broken.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.headers(raw) }.get() }
         #expect(brokenHeaders == headers)
@@ -271,12 +266,12 @@ import Testing
         }
     }
 
-    /// Blocks of format version 6 (magic "KBL3", no keys checksum) read as
+    /// Blocks of format version 6 (magic "KBL3", one checksum) read as
     /// they did: whole, one record at a time, and in a segment beside blocks
     /// of today's layout, checked whole even where a scan checks keys alone.
     @Test func blocksOfVersion6StillRead() throws {
         let old = BlockSections.version6Block(Self.mixed)
-        #expect(old.prefix(4) == Data("KBL3".utf8) && old.count == Self.block(Self.mixed).bytes.count - 8)
+        #expect(old.prefix(4) == Data("KBL3".utf8) && old.count == Self.block(Self.mixed).bytes.count)
         let contents = try SegmentBlock.decode(old)
         let current = try SegmentBlock.decode(Self.block(Self.mixed).bytes)
         #expect(contents.records.map(\.header) == current.records.map(\.header))
@@ -297,8 +292,8 @@ import Testing
 
     /// A scan that checks keys alone (a clean open) catches a flipped bit
     /// anywhere in a block's header or keys section, and finds the block
-    /// whole when the bit is in its values, which the read of a record, and
-    /// every other scan, still catch.
+    /// whole when the bit is in its values or their checksum, which the read
+    /// of a record, and every other scan, still catch.
     @Test func aScanOfKeysAloneCatchesDamageBeforeTheValuesAndReadsCatchTheRest() throws {
         let records = Array(Self.mixed.prefix(4))
         let bytes = Self.block(records).bytes
@@ -316,13 +311,13 @@ import Testing
             var damaged = bytes
             damaged[damaged.startIndex + position] ^= 0x08
             #expect(keysOf(damaged, .block) == nil, "a flipped bit at byte \(position), the whole block checked")
-            if (4 ..< 12).contains(position) || position >= keysEnd {
-                // The block's checksum or its values: not what an open checks.
+            if (8 ..< 12).contains(position) || position >= keysEnd {
+                // The values or their checksum: not what an open checks.
                 #expect(keysOf(damaged, .keys) == records.map(\.key), "a flipped bit at byte \(position), keys checked")
             } else {
                 #expect(keysOf(damaged, .keys) == nil, "a flipped bit at byte \(position), keys checked")
             }
-            if position >= keysEnd || (4 ..< 12).contains(position) {
+            if position >= keysEnd || (8 ..< 12).contains(position) {
                 #expect(throws: EntryFile.Damage.checksumMismatch, "a read of a block flipped at byte \(position)") {
                     _ = try damaged.withUnsafeBytes { raw in try Result { () throws(EntryFile.Damage) in try SegmentBlock.record(0, in: raw) }.get() }
                 }
