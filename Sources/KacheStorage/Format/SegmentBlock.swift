@@ -84,14 +84,15 @@ package enum SegmentBlock {
 
     /// How much of a block a reader checks against its checksums.
     package enum Verification: Sendable {
-        /// Every byte, by the block's checksum: a read, a recovery after a
-        /// crash, compaction, `kache inspect` and `kache verify`.
+        /// Every byte, by both checksums (by the one of a block of version 5
+        /// or 6): a read, a recovery after a crash, compaction, `kache
+        /// inspect` and `kache verify`.
         case block
-        /// The header's fields and the keys section, by their checksum
-        /// (a block of version 5 or 6, which has one checksum, is checked whole): an
-        /// open of a directory closed cleanly, which needs every key and no
-        /// value, and whose blocks were all flushed before its manifest was
-        /// written. A value damaged since is found when it is read.
+        /// The header's fields and the keys section, by their checksum (a
+        /// block of version 5 or 6, which has one checksum, is checked
+        /// whole): an open from a current manifest, which needs every key
+        /// and no value, and whose blocks were all flushed before that
+        /// manifest was written. A value damaged since is found when it is read.
         case keys
     }
 
