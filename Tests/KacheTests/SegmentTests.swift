@@ -252,23 +252,31 @@ import Testing
         cache.checkInvariants()
     }
 
-    /// In `async` durability the writer gathers many records into each block:
-    /// a flipped bit costs the records of that one block, never the rest of the segment.
-    @Test(arguments: [false, true])
-    func aFlippedBitInABlockCostsOnlyThatBlocksRecords(rebuildingFromRecords: Bool) throws {
+    /// A directory of `count` entries `k0`, `k1`… of 200 compressible bytes,
+    /// set in `async` durability (the writer gathers many records into each
+    /// block) and closed; with `dirty`, marked as a crash leaves it. Returns
+    /// it, its clock and the path of its first segment file.
+    private func closedAsyncDirectory(count: Int, dirty: Bool) throws -> (dir: TemporaryDirectory, clock: ManualClock, segment: String) {
         let clock = ManualClock()
         let dir = TemporaryDirectory()
-        let count = 2_000
         do {
             let cache = try Kache(directory: dir.url, configuration: .testing(.async, clock: clock))
             for i in 0 ..< count { try cache.set(compressible(200, seed: i), forKey: "k\(i)", ttl: .seconds(3600)) }
             try cache.close()
         }
-        if rebuildingFromRecords {
-            // As a crash leaves it: the index is rebuilt from the records.
+        if dirty {
             #expect(FileManager.default.createFile(atPath: dir.url.appendingPathComponent("dirty").path, contents: nil))
         }
-        let path = segmentPath(dir, try #require(segmentFiles(dir).first))
+        return (dir, clock, segmentPath(dir, try #require(segmentFiles(dir).first)))
+    }
+
+    /// In `async` durability the writer gathers many records into each block:
+    /// a flipped bit costs the records of that one block, never the rest of the segment.
+    @Test(arguments: [false, true])
+    func aFlippedBitInABlockCostsOnlyThatBlocksRecords(rebuildingFromRecords: Bool) throws {
+        let count = 2_000
+        // With the marker a crash leaves, the index is rebuilt from the records.
+        let (dir, clock, path) = try closedAsyncDirectory(count: count, dirty: rebuildingFromRecords)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let blocks = SegmentStore.scan(bytes).records
         let recordsPerBlock = Dictionary(grouping: blocks, by: \.offset).mapValues(\.count)
@@ -291,18 +299,8 @@ import Testing
     /// and the damaged block's records never enter the index.
     @Test(arguments: [false, true])
     func aDamagedValueIsFoundByItsReadAfterACleanCloseAndByTheOpenAfterACrash(afterACrash: Bool) throws {
-        let clock = ManualClock()
-        let dir = TemporaryDirectory()
         let count = 2_000
-        do {
-            let cache = try Kache(directory: dir.url, configuration: .testing(.async, clock: clock))
-            for i in 0 ..< count { try cache.set(compressible(200, seed: i), forKey: "k\(i)", ttl: .seconds(3600)) }
-            try cache.close()
-        }
-        if afterACrash {
-            #expect(FileManager.default.createFile(atPath: dir.url.appendingPathComponent("dirty").path, contents: nil))
-        }
-        let path = segmentPath(dir, try #require(segmentFiles(dir).first))
+        let (dir, clock, path) = try closedAsyncDirectory(count: count, dirty: afterACrash)
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         let damagedKeys = SegmentStore.scan(bytes).records.filter { $0.offset == 0 }.map(\.header.key)
         #expect(damagedKeys.count > 10, "a block of many records")
