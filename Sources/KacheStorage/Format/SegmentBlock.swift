@@ -396,7 +396,7 @@ package enum SegmentBlock {
         package func value(of index: Int) -> Data { body.subdata(in: records[index].value) }
     }
 
-    /// Checks the whole of `block` (magic, checksum, lengths, every record)
+    /// Checks the whole of `block` (magic, checksums, lengths, every record)
     /// and decodes it, values included. Never traps on hostile input.
     /// - Complexity: O(n) in the block's raw length.
     package static func decode(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> Contents {
@@ -414,16 +414,16 @@ package enum SegmentBlock {
         try block.withUnsafeBytes { raw in Result { () throws(EntryFile.Damage) in try decode(raw) } }.get()
     }
 
-    /// Every record of `block` without its value, and each one's share, for
-    /// an open: the checksum covers the whole block, but only the keys
-    /// section is decompressed. (A block of version 3 is decoded whole.)
+    /// Every record of `block` without its value, and each one's share: the
+    /// whole block is checked, but only the keys section is decompressed.
+    /// (A block of version 3 is decoded whole.)
     package static func headers(_ block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (headers: [EntryFile.Header], shares: [Int]) {
         let keys = try BlockKeys(block)
         return (keys.records.indices.map(keys.header), keys.records.map { Int($0.share) })
     }
 
     /// Record `index` of `block` and its value, for a read: the block's
-    /// magic, checksum and lengths are checked, its keys section decoded up
+    /// magic, checksums and lengths are checked, its keys section decoded up
     /// to that record and its values decompressed up to that record's end.
     /// Never traps on hostile input.
     package static func record(_ index: Int, in block: UnsafeRawBufferPointer) throws(EntryFile.Damage) -> (header: EntryFile.Header, payload: Data) {
