@@ -16,4 +16,10 @@ void kache_tsan_release(const void *address);
 /// arena, so the write-behind thread's spent buffers would stay resident.
 void kache_return_freed_memory(void);
 
+/// Starts loading the cache line at `address` for a write, without waiting
+/// for it; never faults. Swift has no prefetch of its own.
+static inline void kache_prefetch(const void *address) {
+    __builtin_prefetch(address, 1, 3);
+}
+
 #endif

@@ -297,12 +297,15 @@ public final class Kache: Sendable {
         try validate(key: key)
         try validate(value: data)
         guard ttl > .zero else { throw KacheError.invalidTTL(ttl) }
+        // Started first, the insert's cache misses overlap the work before it
+        // (W8's durable sets/s: +8 % in 20 alternating pairs of runs).
+        let hash = index.prefetch(space: space, key: key)
         let now = now ?? clock.nanosecondsSince1970()
         let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
         guard let records else {
             try store.withLock { state throws(KacheError) in
                 guard !state.isClosed else { throw .closed }
-                _ = state.insert(space: space, key: key, value: data, expiry: expiry, now: now)
+                _ = state.insert(space: space, key: key, value: data, expiry: expiry, now: now, hash: hash)
             }
             return nil
         }
@@ -330,7 +333,7 @@ public final class Kache: Sendable {
                 let needed = state.diskUseAlone(fileLength: length, keyBytes: key.utf8.count)
                 guard needed <= limit else { throw .exceedsDiskBudget(bytes: needed, budget: limit) }
             }
-            return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: length)
+            return state.insert(space: space, key: key, value: data, expiry: expiry, now: now, fileLength: length, hash: hash)
         }
         let write: RecordWrite
         if let bucket {

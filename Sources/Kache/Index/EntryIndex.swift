@@ -191,6 +191,16 @@ final class EntryIndex: Sendable {
         upsert(space: space, key: key, hash: Self.hash(space: space, key: key).hash, record)
     }
 
+    /// Hashes (space, key) and starts loading what inserting it touches first
+    /// (`IndexShard.prefetch(hash:)`): a set does its other work while those
+    /// cache misses are served, instead of waiting for them in its insert.
+    /// - Returns: the hash, for the insert.
+    func prefetch(space: Int, key: String) -> Int {
+        let (hash, shard) = Self.hash(space: space, key: key)
+        withShard(shard) { $0.prefetch(hash: hash) }
+        return hash
+    }
+
     /// Adds or replaces the record of (space, key), whose hash the caller has.
     @inline(__always)
     func upsert(space: Int, key: String, hash: Int, _ record: EntryRecord) -> (previous: EntryRecord?, ref: EntryRef) {

@@ -1,3 +1,4 @@
+import CKacheSystem
 import Foundation
 import KacheStorage
 
@@ -171,6 +172,15 @@ struct IndexShard: Sendable {
                 if entries[slot].space == space, entries[slot].key == key { return .found(slot: slot) }
             }
             index = (index + 1) & mask
+        }
+    }
+
+    /// Starts loading, without waiting, what an insert of the key that hashes
+    /// to `hash` touches first: the bucket its probe starts at, and the slab's next slot.
+    func prefetch(hash: Int) {
+        buckets.withUnsafeBufferPointer { kache_prefetch($0.baseAddress! + (Self.home(hash) & ($0.count - 1))) }
+        if entries.count < entries.capacity {
+            entries.withUnsafeBufferPointer { kache_prefetch($0.baseAddress! + $0.count) }
         }
     }
 
