@@ -37,6 +37,27 @@ import Testing
         #expect(state.record(space: 0, key: "b")?.sequence == newer.sequence && state.record(space: 0, key: "b")?.isPendingWrite == true)
     }
 
+    /// A set hashes its key before the store's lock, to prefetch where the
+    /// insert will probe, and hands that hash to the insert: it must be the
+    /// one the index files the key under, for every key space and for keys
+    /// that are not ASCII, else the key is filed where no read looks.
+    @Test func theHashAPrefetchReturnsFilesTheKeyWhereReadsFindIt() {
+        var state = StoreState(memoryLimit: 1 << 20, keepsFiles: true)
+        _ = state.spaces.findOrAdd(named: "pool", kind: .pool, capacity: 10)
+        _ = state.spaces.findOrAdd(named: "queue", kind: .queue, capacity: 10)
+        let now: Timestamp = 1_000
+        let keys = ["plain", "caf\u{E9}", "cafe\u{301}", "\u{1F600} emoji", String(repeating: "long-", count: 40)]
+        for (space, key) in zip([0, 1, 2, 0, 1], keys) {
+            let hash = state.index.prefetch(space: space, key: key)
+            #expect(hash == EntryIndex.hash(space: space, key: key).hash)
+            _ = state.insert(space: space, key: key, value: Data(key.utf8), expiry: now + 60_000_000_000, now: now, fileLength: 20, hash: hash)
+            #expect(state.index.record(space: space, key: key)?.value == Data(key.utf8), "\(key) in space \(space)")
+        }
+        // An empty shard (no slab yet) and a full one prefetch without harm.
+        let empty = EntryIndex()
+        for i in 0 ..< 2_000 { _ = empty.prefetch(space: 0, key: "k\(i)") }
+    }
+
     /// A restore reserves room for what it will add: the entries already
     /// there (some removed, their slots free) stay found, and the ones added after too.
     @Test func reservingRoomKeepsEveryEntry() {
