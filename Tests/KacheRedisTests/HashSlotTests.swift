@@ -28,6 +28,16 @@ import Testing
         #expect(HashSlot(key: "{kache:pool:a}:order") == HashSlot(key: "{kache:pool:a}:values"))
     }
 
+    /// A key routes to the same slot whichever way its argument holds it.
+    @Test func aKeyAsTextBytesOrDataHasOneSlot() {
+        for key in ["foo", "user:1000", "{user1000}.following", "kache:é"] {
+            let slot = HashSlot(key: key)
+            #expect(RedisCommand(["GET", RESPArgument(key)], keyIndex: 1).slot == slot, "\(key) as text")
+            #expect(RedisCommand(["GET", RESPArgument(bytes: Array(key.utf8))], keyIndex: 1).slot == slot, "\(key) as bytes")
+            #expect(RedisCommand(["GET", RESPArgument(Data(key.utf8))], keyIndex: 1).slot == slot, "\(key) as Data")
+        }
+    }
+
     @Test func redirectionsAreRead() {
         #expect(Redirection(error: "MOVED 3999 127.0.0.1:6381") == .moved(HashSlot(3999), NodeAddress(host: "127.0.0.1", port: 6381)))
         #expect(Redirection(error: "ASK 3999 ::1:6381") == .ask(HashSlot(3999), NodeAddress(host: "::1", port: 6381)))

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import Testing
 @testable import KacheRedis
@@ -44,9 +45,22 @@ import Testing
 
     @Test func encodesCommandsAsArraysOfBulkStrings() {
         var buffer = ByteBuffer()
-        RESPEncoder.writeCommand(["SET", "k", RESPArgument(bytes: [0xFF, 0x00]), RESPArgument(Int64(1234567890123))], into: &buffer)
-        let expected = Array("*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n".utf8) + [0xFF, 0] + Array("\r\n$13\r\n1234567890123\r\n".utf8)
+        RESPEncoder.writeCommand(["SET", "k", RESPArgument(bytes: [0xFF, 0x00]), RESPArgument(Int64(1234567890123)), RESPArgument(Data([0x0D, 0x0A, 0x00]))], into: &buffer)
+        let expected = Array("*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n".utf8) + [0xFF, 0] + Array("\r\n$13\r\n1234567890123\r\n$3\r\n".utf8) + [0x0D, 0x0A, 0, 0x0D, 0x0A]
         #expect(Array(buffer.readableBytesView) == expected)
+    }
+
+    /// The counts and lengths are written in decimal: each side of every
+    /// change in their number of digits, from 0 to 100,000.
+    @Test func commandLengthsOfEveryDigitCountAreWrittenInDecimal() {
+        for length in [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1024, 9999, 10_000, 99_999, 100_000] {
+            var buffer = ByteBuffer()
+            let value = [UInt8](repeating: 0x61, count: length)
+            RESPEncoder.writeCommand(Array(repeating: RESPArgument(bytes: value), count: max(length % 13, 1)), into: &buffer)
+            var expected = Array("*\(max(length % 13, 1))\r\n".utf8)
+            for _ in 0..<max(length % 13, 1) { expected += Array("$\(length)\r\n".utf8) + value + [13, 10] }
+            #expect(buffer.readableBytesView.elementsEqual(expected), "length \(length)")
+        }
     }
 
     /// Every prefix of a valid stream is "not yet": nil, nothing consumed.

@@ -94,7 +94,7 @@ struct RedisTierWorkloads: Sendable {
             // them; a second pass over the same keys would only overwrite,
             // which costs the server less and would favour the one run second.
             let setCommand: @Sendable (String, Int) -> RedisCommand = { prefix, index in
-                RedisCommand(["SET", RESPArgument(prefix + keys[index]), RESPArgument(ByteBuffer(bytes: values[index]))], keyIndex: 1)
+                RedisCommand(["SET", RESPArgument(prefix + keys[index]), RESPArgument(values[index])], keyIndex: 1)
             }
             let raw = try await pipelined(client, count: keys.count) { setCommand("raw:", $0) }
             let rawOnLoops = try await pipelined(client, count: keys.count, onEventLoops: true) { setCommand("raw-on-loop:", $0) }

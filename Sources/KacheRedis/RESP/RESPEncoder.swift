@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// Writes commands the way Redis reads them: an array of bulk strings.
@@ -22,6 +23,9 @@ public enum RESPEncoder {
             case let .bytes(bytes):
                 writeDecimal(bytes.readableBytes, into: &buffer)
                 buffer.writeImmutableBuffer(bytes)
+            case let .data(data):
+                writeDecimal(data.count, into: &buffer)
+                data.withUnsafeBytes { _ = buffer.writeBytes($0) }
             }
             buffer.writeInteger(UInt16(0x0D0A))
         }
@@ -67,13 +71,29 @@ public enum RESPEncoder {
         }
     }
 
+    /// Appends a count or a length and CRLF. Its digits are made in place,
+    /// right to left: `String(number)` went through the standard library's
+    /// generic integer printing, a tenth of a pipelined SET's encoding.
     private static func writeDecimal(_ number: Int, into buffer: inout ByteBuffer) {
+        assert(number >= 0, "a count or a length")
         if number < 10 {
             buffer.writeInteger(UInt8(0x30 + number))
-        } else {
-            buffer.writeString(String(number))
+            buffer.writeInteger(UInt16(0x0D0A))
+            return
         }
-        buffer.writeInteger(UInt16(0x0D0A))
+        // 20 digits hold any Int, and 2 more CRLF.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 22) { scratch in
+            var start = 20
+            scratch[20] = 0x0D
+            scratch[21] = 0x0A
+            var rest = UInt(number)
+            repeat {
+                start -= 1
+                scratch[start] = UInt8(truncatingIfNeeded: 0x30 + rest % 10)
+                rest /= 10
+            } while rest > 0
+            buffer.writeBytes(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: scratch[start...])))
+        }
     }
 }
 
@@ -84,6 +104,8 @@ public struct RESPArgument: Sendable, ExpressibleByStringLiteral, ExpressibleByS
     enum Storage: Sendable {
         case text(String)
         case bytes(ByteBuffer)
+        /// Kept as the caller's `Data` until it is encoded: copied once, into the write.
+        case data(Data)
     }
 
     let storage: Storage
@@ -94,6 +116,8 @@ public struct RESPArgument: Sendable, ExpressibleByStringLiteral, ExpressibleByS
     public init(_ bytes: ByteBuffer) { storage = .bytes(bytes) }
     /// Bytes, sent as they are.
     public init(bytes: some Sequence<UInt8>) { storage = .bytes(ByteBuffer(bytes: bytes)) }
+    /// Bytes, sent as they are; copied only when the command is written.
+    public init(_ data: Data) { storage = .data(data) }
     /// A decimal integer.
     public init(_ number: Int64) { storage = .text(String(number)) }
     /// Text from a literal.
@@ -107,6 +131,8 @@ public struct RESPArgument: Sendable, ExpressibleByStringLiteral, ExpressibleByS
             return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
         case let .bytes(bytes):
             return bytes.withUnsafeReadableBytes(body)
+        case let .data(data):
+            return data.withUnsafeBytes(body)
         }
     }
 }

@@ -1,17 +1,9 @@
 import Foundation
 import NIOCore
 
-// Copies between Foundation's `Data` and NIO's `ByteBuffer`, without
+// A copy of a reply's bytes as Foundation's `Data`, without
 // NIOFoundationCompat: the target depends on NIOCore and NIOPosix only.
-
-extension ByteBuffer {
-    /// A buffer holding a copy of `data`.
-    init(copying data: Data) {
-        self.init()
-        reserveCapacity(data.count)
-        data.withUnsafeBytes { _ = writeBytes($0) }
-    }
-}
+// (`Data` going the other way is a `RESPArgument` of its own, copied only into the write.)
 
 extension Data {
     /// A copy of the readable bytes of `buffer`.

@@ -67,7 +67,7 @@ public struct SharedPool: Sendable {
     public func set(_ data: Data, forKey key: String, expiry: Int64, now: Int64) async throws(RedisClientError) -> Removed {
         let record = SharedTierRecord.encode(data, key: key, space: name, kind: .pool, expiry: expiry, compressionThreshold: compressionThreshold)
         let reply = try await SharedTierScripts.poolSet.run(client, keys: keys, arguments: [
-            RESPArgument(key), RESPArgument(ByteBuffer(copying: record)),
+            RESPArgument(key), RESPArgument(record),
             RESPArgument(Self.microseconds(expiry)), RESPArgument(Self.microseconds(now)), RESPArgument(Int64(capacity)),
         ], policy: policy)
         guard let parts = reply.elements, parts.count == 2, let expired = parts[0].elements, let evicted = parts[1].elements else {

@@ -52,7 +52,7 @@ public struct SharedQueue: Sendable {
         let expiry = now.adding(nanoseconds: ttl.saturatingNanoseconds)
         let record = SharedTierRecord.encode(data, key: "item", space: name, kind: .queue, expiry: expiry, compressionThreshold: compressionThreshold)
         let reply = try await SharedTierScripts.queuePush.run(client, keys: [list], arguments: [
-            RESPArgument(ByteBuffer(copying: record)), RESPArgument(Int64(capacity)), RESPArgument(now),
+            RESPArgument(record), RESPArgument(Int64(capacity)), RESPArgument(now),
         ], policy: policy)
         return Int(reply.integer ?? 0)
     }

@@ -140,7 +140,7 @@ public final class TieredCache: Sendable {
         let checksum = Self.checksum(of: record)
         ledger.withLock { $0.noteOwnWrite(key, checksum: checksum) }
         let command = RedisCommand(
-            ["SET", RESPArgument(configuration.keyPrefix + key), RESPArgument(ByteBuffer(copying: record)), "PXAT", RESPArgument(Self.milliseconds(ceilingOf: expiry))],
+            ["SET", RESPArgument(configuration.keyPrefix + key), RESPArgument(record), "PXAT", RESPArgument(Self.milliseconds(ceilingOf: expiry))],
             keyIndex: 1
         )
         do throws(RedisClientError) {
