@@ -164,7 +164,9 @@ public final class RedisClusterClient: Sendable {
     }
 
     /// Sends many commands at once: grouped by node, each group written in
-    /// one batch on one connection, every group before any reply is awaited. Replies come back
+    /// one batch on one connection, every group before any reply is awaited,
+    /// the writes and the wait on one of the client's event loops (see
+    /// ``withEventLoopAffinity(isolation:_:)``). Replies come back
     /// in the order of `commands`; a command that was redirected or lost its
     /// node is retried alone through ``send(_:policy:)``.
     public func pipeline(_ commands: [RedisCommand], policy: RetryPolicy? = nil) async -> [Result<RESPValue, RedisClientError>] {
