@@ -73,6 +73,32 @@ extension LiveClusterTests {
             }
         }
 
+        /// `pipeline(_:)` writes and awaits on one of the client's loops, but
+        /// a caller from Swift's global executor is back off the loops when
+        /// it returns: the app's code after it never runs on an event loop.
+        @Test(.timeLimit(.minutes(1))) func aPipelineFromTheGlobalExecutorReturnsItsCallerOffTheLoops() async throws {
+            try await LiveCluster.with { cluster in
+                let client = cluster.client()
+                defer { Task { await client.shutdown() } }
+                try await client.send(RedisCommand(["SET", "off-loop", "value"], keyIndex: 1))
+                let onLoopAfterwards = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<8 {
+                        group.addTask { () async throws -> Int in
+                            var onLoop = 0
+                            for _ in 0..<50 {
+                                let replies = await client.pipeline([RedisCommand(["GET", "off-loop"], keyIndex: 1), RedisCommand(["GET", "{x}other"], keyIndex: 1)])
+                                #expect(try replies[0].get().string == "value")
+                                if client.group.makeIterator().contains(where: { $0.inEventLoop }) { onLoop += 1 }
+                            }
+                            return onLoop
+                        }
+                    }
+                    return try await group.reduce(0, +)
+                }
+                #expect(onLoopAfterwards == 0)
+            }
+        }
+
         /// One slot set migrating by hand (`CLUSTER SETSLOT … MIGRATING/IMPORTING`):
         /// a key the source does not hold is answered with ASK, followed once
         /// with ASKING on the target; when the slot is assigned, MOVED.
