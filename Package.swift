@@ -112,7 +112,8 @@ let package = Package(
         .target(
             name: "KacheRedis",
             dependencies: [
-                "Kache",
+                // KacheStorage for `Locked`: a Mutex that ThreadSanitizer can see.
+                "Kache", "KacheStorage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // TLS to the nodes (RedisTLSConfiguration).
@@ -199,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "KacheRedisTests",
             dependencies: [
-                "KacheRedis", "Kache", "KacheWorkloads", "KacheRedisPeer", "KacheTestSupport",
+                "KacheRedis", "Kache", "KacheStorage", "KacheWorkloads", "KacheRedisPeer", "KacheTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

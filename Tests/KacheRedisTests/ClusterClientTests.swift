@@ -1,3 +1,4 @@
+import KacheStorage
 import Foundation
 import KacheTestSupport
 import NIOCore
@@ -193,7 +194,7 @@ extension LiveClusterTests {
 
 /// A flag set once, read from any task.
 final class ManagedFlag: Sendable {
-    private let value = Mutex(false)
+    private let value = Locked(false)
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }
 }

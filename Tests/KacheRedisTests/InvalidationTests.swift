@@ -1,3 +1,4 @@
+import KacheStorage
 import Foundation
 import Kache
 import KacheTestSupport
@@ -13,7 +14,7 @@ extension LiveClusterTests {
         @Test(.timeLimit(.minutes(2))) func anotherProcessChangeDropsTheLocalCopyWithin100ms() async throws {
             try await LiveCluster.with { cluster in
                 let seeds = cluster.seeds.map(\.description).joined(separator: ",")
-                let dropped = Mutex<[String: Int64]>([:])
+                let dropped = Locked<[String: Int64]>([:])
                 let clock = SystemClock()
                 let client = cluster.client()
                 let cache = await TieredCache(

@@ -1,3 +1,4 @@
+import KacheStorage
 import Logging
 import NIOCore
 import NIOPosix
@@ -48,7 +49,7 @@ public final class RedisClusterClient: Sendable {
         var isShutDown = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The loops that hold a connection of every pool (see ``NodeConnectionPool``), as task executors.
     private let loopExecutors: [EventLoopTaskExecutor]
     private let nextLoop = Atomic<UInt>(0)

@@ -1,3 +1,4 @@
+import KacheStorage
 import NIOCore
 import Synchronization
 
@@ -43,7 +44,7 @@ final class NodeConnectionPool: Sendable {
         var isClosed = false
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(address: NodeAddress, size: Int, options: RedisConnection.Options, backoff: Backoff,
          group: any EventLoopGroup, isReadOnly: Bool = false, onPush: @escaping @Sendable (RESPValue) -> Void = { _ in }) {
@@ -53,7 +54,7 @@ final class NodeConnectionPool: Sendable {
         self.backoff = backoff
         loops = Array(group.makeIterator())
         self.onPush = onPush
-        state = Mutex(State(slots: Array(repeating: .empty, count: max(size, 1))))
+        state = Locked(State(slots: Array(repeating: .empty, count: max(size, 1))))
     }
 
     /// Whether a connect failed lately and the node is waiting out its back-off.

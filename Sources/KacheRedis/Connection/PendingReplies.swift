@@ -1,3 +1,4 @@
+import KacheStorage
 import Synchronization
 
 /// The replies of batches written now and awaited later, together: a
@@ -18,11 +19,11 @@ final class PendingReplies: Sendable {
         var waiter: CheckedContinuation<[Outcome], Never>?
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Replies of `parts` batches, none complete yet.
     init(parts: Int) {
-        state = Mutex(State(outcomes: Array(repeating: nil, count: parts), remaining: parts))
+        state = Locked(State(outcomes: Array(repeating: nil, count: parts), remaining: parts))
     }
 
     /// Sets part `part`'s outcome; the last part to complete resumes the task awaiting ``values()``.

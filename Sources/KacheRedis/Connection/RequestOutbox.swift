@@ -1,3 +1,4 @@
+import KacheStorage
 import NIOCore
 import Synchronization
 
@@ -20,7 +21,7 @@ final class RequestOutbox: Sendable {
         var lastCount = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let allocator: ByteBufferAllocator
 
     init(allocator: ByteBufferAllocator) {

@@ -1,3 +1,4 @@
+import KacheStorage
 import Logging
 import Synchronization
 
@@ -30,7 +31,7 @@ final class InvalidationListener: Sendable {
         var onGap: @Sendable (SlotSet, String) -> Void = { _, _ in }
     }
 
-    private let handlers = Mutex(Handlers())
+    private let handlers = Locked(Handlers())
 
     private struct State {
         var connections: [NodeAddress: RedisConnection] = [:]
@@ -43,7 +44,7 @@ final class InvalidationListener: Sendable {
         var unresolved = SlotSet()
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(client: RedisClusterClient, prefix: String, interval: Duration, logger: Logger) {
         self.client = client

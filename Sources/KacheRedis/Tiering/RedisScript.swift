@@ -1,3 +1,4 @@
+import KacheStorage
 import Synchronization
 
 /// A Lua script run by `EVALSHA`, its SHA1 learned from `SCRIPT LOAD` on
@@ -5,7 +6,7 @@ import Synchronization
 /// (`NOSCRIPT`: a new node, a restarted one, a promoted replica).
 final class RedisScript: Sendable {
     let source: String
-    private let sha = Mutex<String?>(nil)
+    private let sha = Locked<String?>(nil)
 
     init(_ source: String) {
         self.source = source

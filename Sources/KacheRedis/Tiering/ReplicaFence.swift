@@ -1,3 +1,4 @@
+import KacheStorage
 import Synchronization
 
 /// Decides when a replica may answer a tiered read of a key: once it has
@@ -43,7 +44,7 @@ final class ReplicaFence: Sendable {
         var isStopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(client: RedisClusterClient, interval: Duration) {
         self.client = client

@@ -1,3 +1,4 @@
+import KacheStorage
 import Foundation
 import Kache
 import Logging
@@ -41,11 +42,11 @@ public final class TieredCache: Sendable {
     private let ownsClient: Bool
 
     private let localHits = Atomic<Int>(0)
-    private let counters = Mutex(SharedTierStatistics())
-    private let ledger = Mutex(InvalidationLedger())
-    private let isHealthy = Mutex(true)
+    private let counters = Locked(SharedTierStatistics())
+    private let ledger = Locked(InvalidationLedger())
+    private let isHealthy = Locked(true)
     /// Own writes whose invalidation came back, to check against Redis in batches.
-    private let revalidations = Mutex<(pending: [(key: String, checksum: UInt64)], isDraining: Bool)>(([], false))
+    private let revalidations = Locked<(pending: [(key: String, checksum: UInt64)], isDraining: Bool)>(([], false))
     private let listener: InvalidationListener?
     /// Set when reads may go to replicas and invalidations are tracked.
     private let fence: ReplicaFence?

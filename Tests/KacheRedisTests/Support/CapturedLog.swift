@@ -1,10 +1,11 @@
+import KacheStorage
 import Logging
 import Synchronization
 
 /// Every line logged through its ``logger``, at every level, message and
 /// metadata alike, for tests that read what was logged.
 final class CapturedLog: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     /// A logger at `.trace` that writes here.
     var logger: Logger {

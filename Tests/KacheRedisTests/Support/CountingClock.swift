@@ -1,3 +1,4 @@
+import KacheStorage
 import Foundation
 import Kache
 import Synchronization
@@ -17,12 +18,12 @@ final class CountingClock: WallClock {
         var readings = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     private let step: Int64 = 1_000
 
     /// Creates a clock that reads `start` (ns since 1970) first.
     init(start: Int64 = 1_800_000_000 * 1_000_000_000) {
-        state = Mutex(State(now: start))
+        state = Locked(State(now: start))
     }
 
     /// How many times the clock was read.

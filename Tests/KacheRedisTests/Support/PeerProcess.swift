@@ -1,3 +1,4 @@
+import KacheStorage
 import Foundation
 import KacheTestSupport
 import Synchronization
@@ -13,7 +14,7 @@ final class PeerProcess: Sendable {
 
     /// Lines read and not yet taken.
     final class LineBuffer: Sendable {
-        private let lines = Mutex<[String]>([])
+        private let lines = Locked<[String]>([])
         func append(_ line: String) { lines.withLock { $0.append(line) } }
         func takeFirst() -> String? { lines.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
     }
