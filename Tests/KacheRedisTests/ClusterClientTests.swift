@@ -199,7 +199,6 @@ final class ManagedFlag: Sendable {
     func set() { value.withLock { $0 = true } }
 }
 
-import Synchronization
 
 extension Array {
     func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {

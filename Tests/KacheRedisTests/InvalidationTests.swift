@@ -2,7 +2,6 @@ import KacheStorage
 import Foundation
 import Kache
 import KacheTestSupport
-import Synchronization
 import Testing
 @testable import KacheRedis
 

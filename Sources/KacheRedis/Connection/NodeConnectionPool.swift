@@ -1,6 +1,5 @@
 import KacheStorage
 import NIOCore
-import Synchronization
 
 /// A fixed number of connections to one node, opened on first use, used in
 /// turn (each carries many pipelined commands), and reopened after they fail.

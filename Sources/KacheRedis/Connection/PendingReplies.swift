@@ -1,5 +1,4 @@
 import KacheStorage
-import Synchronization
 
 /// The replies of batches written now and awaited later, together: a
 /// pipeline written to several nodes at once

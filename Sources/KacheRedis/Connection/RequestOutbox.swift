@@ -1,6 +1,5 @@
 import KacheStorage
 import NIOCore
-import Synchronization
 
 /// Commands submitted to one connection from any thread, encoded straight
 /// into one buffer and written by the event loop in one go: a burst of

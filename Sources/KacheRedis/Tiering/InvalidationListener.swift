@@ -1,6 +1,5 @@
 import KacheStorage
 import Logging
-import Synchronization
 
 /// Keeps one RESP3 connection to every master with
 /// `CLIENT TRACKING ON BCAST PREFIX <prefix>`, and turns the `invalidate`

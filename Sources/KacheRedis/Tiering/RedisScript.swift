@@ -1,5 +1,4 @@
 import KacheStorage
-import Synchronization
 
 /// A Lua script run by `EVALSHA`, its SHA1 learned from `SCRIPT LOAD` on
 /// first use, falling back to `EVAL` on a node that has not seen it yet

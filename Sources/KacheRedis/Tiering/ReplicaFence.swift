@@ -1,5 +1,4 @@
 import KacheStorage
-import Synchronization
 
 /// Decides when a replica may answer a tiered read of a key: once it has
 /// applied every change of that key this instance has heard of.

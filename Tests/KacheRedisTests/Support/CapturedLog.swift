@@ -1,6 +1,5 @@
 import KacheStorage
 import Logging
-import Synchronization
 
 /// Every line logged through its ``logger``, at every level, message and
 /// metadata alike, for tests that read what was logged.

@@ -1,7 +1,6 @@
 import KacheStorage
 import Foundation
 import Kache
-import Synchronization
 
 /// A clock that counts its readings and moves 1 µs forward after each one,
 /// so that two readings are never the same instant: a test can tell how

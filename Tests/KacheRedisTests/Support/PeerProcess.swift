@@ -1,7 +1,6 @@
 import KacheStorage
 import Foundation
 import KacheTestSupport
-import Synchronization
 import Testing
 
 /// `KacheRedisPeer`, a second process with a tiered cache of its own, driven
