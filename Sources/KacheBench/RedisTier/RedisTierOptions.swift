@@ -16,8 +16,10 @@ struct RedisTierOptions: ParsableArguments {
     @Option(help: "With --tier redis: an existing cluster's nodes (host:port,…); default: start one with scripts/redis-cluster.sh for the run and stop it after.")
     var redisSeeds: String?
 
-    @Option(help: "With --tier redis: concurrent tasks driving the cluster.")
-    var redisTasks = 32
+    /// 50 by default: as many as redis-benchmark's clients (`-c 50`), so that
+    /// the client and the floor keep as many commands in flight (50 × 16 pipelined).
+    @Option(help: "With --tier redis: concurrent tasks driving the cluster (50, as redis-benchmark's clients).")
+    var redisTasks = 50
 
     @Flag(inversion: .prefixedNo, help: "With --tier redis: track invalidations (CLIENT TRACKING), as a tiered cache does by default.")
     var redisTracking = true
