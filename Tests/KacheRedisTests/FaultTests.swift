@@ -1,5 +1,6 @@
 import Foundation
 import Kache
+import KacheTestSupport
 import Testing
 @testable import KacheRedis
 
@@ -36,6 +37,26 @@ import Testing
         await #expect(strict.local.data(forKey: "k") == Data("x".utf8), "the local tier was written first")
         await cache.close()
         await strict.close()
+        await client.shutdown()
+    }
+
+    /// A local tier with files reads a value its memory let go from its
+    /// file (through its `async` read, off the caller's thread), and a local
+    /// tier in memory answers from memory: neither asks Redis, down here.
+    @Test(.timeLimit(.minutes(1))) func redisDown_localHitsFromMemoryAndFromFilesAreServedWithoutRedis() async throws {
+        let directory = TemporaryDirectory()
+        let client = client(port: try SilentServer.freePort())
+        let onDisk = try Kache(directory: directory.url, configuration: Kache.Configuration(memoryBudget: 0, durability: .sync))
+        let inMemory = try Kache(inMemory: Kache.Configuration())
+        for local in [onDisk, inMemory] {
+            let cache = await TieredCache(local: local, client: client, configuration: TieredCacheConfiguration(tracksInvalidations: false))
+            try await cache.set(Data("kept".utf8), forKey: "k", ttl: .seconds(60))
+            #expect(local.statistics.entriesInMemory == (local === onDisk ? 0 : 1))
+            #expect(await cache.data(forKey: "k") == Data("kept".utf8))
+            #expect(cache.statistics.localHits == 1)
+            #expect(cache.statistics.readErrors == 0, "Redis was asked for a value the local tier holds")
+            await cache.close()
+        }
         await client.shutdown()
     }
 
