@@ -42,6 +42,9 @@ public final class TieredCache: Sendable {
     private let ownsClient: Bool
 
     private let localHits = Atomic<Int>(0)
+    /// The local tier keeps no files (`memory` durability), so its
+    /// synchronous read never waits on a disk.
+    private let localKeepsNoFiles: Bool
     private let counters = Locked(SharedTierStatistics())
     private let ledger = Locked(InvalidationLedger())
     private let isHealthy = Locked(true)
@@ -82,6 +85,7 @@ public final class TieredCache: Sendable {
 
     private init(local: Kache, client: RedisClusterClient, configuration: TieredCacheConfiguration, ownsClient: Bool) async {
         self.local = local
+        localKeepsNoFiles = local.configuration.durability == .memory
         self.client = client
         self.configuration = configuration
         self.logger = client.configuration.logger
@@ -159,10 +163,9 @@ public final class TieredCache: Sendable {
     /// locally for the time it has left), else nil. Never throws: when Redis
     /// can't answer within the read policy, the answer is the local tier's.
     public func data(forKey key: String) async -> Data? {
-        // Memory alone answers a local tier without files (`memory`
-        // durability), so its synchronous read never waits on a disk; an
-        // async call would allocate and free its frame on every hit.
-        let value = local.configuration.durability == .memory ? Self.readMemory(of: local, key: key) : await local.data(forKey: key)
+        // Memory alone answers a local tier without files: read it with no
+        // async call, whose frame a task allocates and frees on every hit.
+        let value = localKeepsNoFiles ? Self.readMemory(of: local, key: key) : await local.data(forKey: key)
         if let value {
             localHits.add(1, ordering: .relaxed)
             return value
