@@ -43,7 +43,8 @@ public final class TieredCache: Sendable {
 
     private let localHits = Atomic<Int>(0)
     /// The local tier keeps no files (`memory` durability), so its
-    /// synchronous read never waits on a disk.
+    /// synchronous read never waits on a disk. Kept here, not read from the
+    /// local tier's configuration (a struct) on every get.
     private let localKeepsNoFiles: Bool
     private let counters = Locked(SharedTierStatistics())
     private let ledger = Locked(InvalidationLedger())
