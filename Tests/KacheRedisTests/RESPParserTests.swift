@@ -50,6 +50,18 @@ import Testing
         #expect(Array(buffer.readableBytesView) == expected)
     }
 
+    /// A command goes after what the buffer holds already; text is counted
+    /// in UTF-8 bytes, not characters, and a buffer argument contributes only
+    /// its unread bytes.
+    @Test func commandsAppendAfterEarlierBytesWithLengthsInUTF8Bytes() {
+        var buffer = ByteBuffer(string: "earlier")
+        var value = ByteBuffer(string: "skip:kept")
+        value.moveReaderIndex(forwardBy: 5)
+        RESPEncoder.writeCommand(["SET", "clé-ü", RESPArgument(value), RESPArgument(Data())], into: &buffer)
+        let expected = Array("earlier*4\r\n$3\r\nSET\r\n$7\r\nclé-ü\r\n$4\r\nkept\r\n$0\r\n\r\n".utf8)
+        #expect(Array(buffer.readableBytesView) == expected)
+    }
+
     /// The counts and lengths are written in decimal: each side of every
     /// change in their number of digits, from 0 to 100,000.
     @Test func commandLengthsOfEveryDigitCountAreWrittenInDecimal() {

@@ -172,7 +172,9 @@ public final class RedisClusterClient: Sendable {
     /// node is retried alone through ``send(_:policy:)``.
     public func pipeline(_ commands: [RedisCommand], policy: RetryPolicy? = nil) async -> [Result<RESPValue, RedisClientError>] {
         var results = [Result<RESPValue, RedisClientError>?](repeating: nil, count: commands.count)
-        var groups: [NodeAddress: [Int]] = [:]
+        // A list, not a dictionary: a cluster has a handful of masters, and
+        // hashing each command's host name cost more than comparing it.
+        var groups: [(node: NodeAddress, indices: [Int])] = []
         // The masters of the slots the map knows, read under one lock for the whole list.
         let slots = commands.map(\.slot)
         let known: [NodeAddress?] = state.withLock { state in
@@ -182,7 +184,11 @@ public final class RedisClusterClient: Sendable {
             do throws(RedisClientError) {
                 var master = known[index]
                 if master == nil { master = try await node(for: slots[index]) }
-                groups[master!, default: []].append(index)
+                if let group = groups.firstIndex(where: { $0.node == master! }) {
+                    groups[group].indices.append(index)
+                } else {
+                    groups.append((master!, [index]))
+                }
             } catch {
                 results[index] = .failure(error)
             }
@@ -196,7 +202,7 @@ public final class RedisClusterClient: Sendable {
         // to the loop and back, as its write and its replies would anyway; but
         // on the loop its bytes join the other tasks' of the same pass in one
         // write, in a buffer no other thread touches.
-        let nodes = Array(groups)
+        let nodes = groups
         let outcomes = await withEventLoopAffinity {
             let replies = PendingReplies(parts: nodes.count)
             for (part, (node, indices)) in nodes.enumerated() {
@@ -209,7 +215,7 @@ public final class RedisClusterClient: Sendable {
             }
             return await replies.values()
         }
-        let batches = zip(nodes, outcomes).map { node, outcome in (indices: node.value, replies: outcome) }
+        let batches = zip(nodes, outcomes).map { node, outcome in (indices: node.indices, replies: outcome) }
         var retry: [Int] = []
         for batch in batches {
             switch batch.replies {

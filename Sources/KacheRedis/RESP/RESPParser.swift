@@ -41,9 +41,9 @@ public struct RESPParser: Sendable {
         guard let type = buffer.readInteger(as: UInt8.self) else { return nil }
         switch type {
         case UInt8(ascii: "+"):
-            return try line(&buffer).map { .simpleString(String(decoding: $0.readableBytesView, as: UTF8.self)) }
+            return try line(&buffer).map { .simpleString(String(buffer: $0)) }
         case UInt8(ascii: "-"):
-            return try line(&buffer).map { .error(String(decoding: $0.readableBytesView, as: UTF8.self)) }
+            return try line(&buffer).map { .error(String(buffer: $0)) }
         case UInt8(ascii: ":"):
             guard let digits = try line(&buffer) else { return nil }
             return .integer(try Self.integer(digits))
@@ -126,19 +126,29 @@ public struct RESPParser: Sendable {
     }
 
     /// The bytes up to the next CRLF (which is consumed), or nil without one yet.
+    ///
+    /// Searched in the buffer's memory in one go: a `ByteBufferView` checks
+    /// exclusive access to the buffer's storage at run time for every byte it reads.
     private func line(_ buffer: inout ByteBuffer) throws(RESPProtocolError) -> ByteBuffer? {
-        let view = buffer.readableBytesView
-        let searched = view.prefix(limits.maximumLineLength + 2)
-        guard let cr = searched.firstIndex(of: UInt8(ascii: "\r")) else {
-            if view.count > limits.maximumLineLength + 1 { throw .lineTooLong(limit: limits.maximumLineLength) }
-            return nil
+        let limit = limits.maximumLineLength
+        enum Search { case found(length: Int), missingLineEnd, tooLong, notYet }
+        let search = buffer.withUnsafeReadableBytes { bytes -> Search in
+            let searched = UnsafeRawBufferPointer(rebasing: bytes.prefix(limit + 2))
+            guard let cr = searched.firstIndex(of: UInt8(ascii: "\r")) else {
+                return bytes.count > limit + 1 ? .tooLong : .notYet
+            }
+            guard cr + 1 < bytes.count else { return .notYet }
+            return bytes[cr + 1] == UInt8(ascii: "\n") ? .found(length: cr) : .missingLineEnd
         }
-        let length = cr - view.startIndex
-        guard length + 2 <= view.count else { return nil }
-        guard view[cr + 1] == UInt8(ascii: "\n") else { throw .missingLineEnd }
-        let line = buffer.readSlice(length: length)!
-        buffer.moveReaderIndex(forwardBy: 2)
-        return line
+        switch search {
+        case let .found(length):
+            let line = buffer.readSlice(length: length)!
+            buffer.moveReaderIndex(forwardBy: 2)
+            return line
+        case .notYet: return nil
+        case .tooLong: throw .lineTooLong(limit: limit)
+        case .missingLineEnd: throw .missingLineEnd
+        }
     }
 
     /// A bulk payload: nil when incomplete, `.some(nil)` for RESP2's null (`-1`).
@@ -167,20 +177,24 @@ public struct RESPParser: Sendable {
 
     /// A signed decimal integer, overflow checked.
     static func integer(_ digits: ByteBuffer) throws(RESPProtocolError) -> Int64 {
-        var view = digits.readableBytesView[...]
-        let negative = view.first == UInt8(ascii: "-")
-        if negative || view.first == UInt8(ascii: "+") { view = view.dropFirst() }
-        guard !view.isEmpty, view.count <= 19 else { throw .invalidNumber }
-        var value: Int64 = 0
-        for byte in view {
-            guard byte >= 0x30, byte <= 0x39 else { throw .invalidNumber }
-            let (scaled, o1) = value.multipliedReportingOverflow(by: 10)
-            // Accumulated with the sign, so that Int64.min parses too.
-            let digit = Int64(byte - 0x30)
-            let (sum, o2) = negative ? scaled.subtractingReportingOverflow(digit) : scaled.addingReportingOverflow(digit)
-            guard !o1, !o2 else { throw .invalidNumber }
-            value = sum
+        let value: Int64? = digits.withUnsafeReadableBytes { bytes in
+            var view = bytes[...]
+            let negative = view.first == UInt8(ascii: "-")
+            if negative || view.first == UInt8(ascii: "+") { view = view.dropFirst() }
+            guard !view.isEmpty, view.count <= 19 else { return nil }
+            var value: Int64 = 0
+            for byte in view {
+                guard byte >= 0x30, byte <= 0x39 else { return nil }
+                let (scaled, o1) = value.multipliedReportingOverflow(by: 10)
+                // Accumulated with the sign, so that Int64.min parses too.
+                let digit = Int64(byte - 0x30)
+                let (sum, o2) = negative ? scaled.subtractingReportingOverflow(digit) : scaled.addingReportingOverflow(digit)
+                guard !o1, !o2 else { return nil }
+                value = sum
+            }
+            return value
         }
+        guard let value else { throw .invalidNumber }
         return value
     }
 }
