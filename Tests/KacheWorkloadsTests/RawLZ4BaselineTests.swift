@@ -40,4 +40,28 @@ import Testing
         #expect(Data(lz4.output) == value)
         #expect(lz4.compressInPlace(value) == packedCount && lz4.buffer.count == capacity)
     }
+
+    /// Copies of one baseline compress on several threads at once: each copy
+    /// gets an encoder state of its own before it uses one.
+    @Test func copiesCompressingAtOnceOnManyThreadsEachDecodeTheirOwn() async {
+        var rng = SplitMix64(seed: 7)
+        let values = (0..<64).map { WorkloadValues.text(index: $0, byteCount: 200 + $0 * 13, using: &rng) }
+        let original = RawLZ4Baseline(maxRawCount: values.map(\.count).max()!)
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    var lz4 = original
+                    var failures = 0
+                    for round in 0..<50 {
+                        let value = values[(task * 17 + round) % values.count]
+                        _ = lz4.compressInPlace(value)
+                        if RawLZ4Baseline.decompress(Data(lz4.output), rawCount: value.count) != value { failures += 1 }
+                    }
+                    return failures
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+    }
 }

@@ -8,17 +8,27 @@ package enum LZ4 {
     /// Compresses `source` into `destination` and returns the compressed length,
     /// or `nil` when the result would not fit (that is, would not be smaller than
     /// `destination.count`). Inputs under 13 bytes never shrink.
+    ///
+    /// Through a kept state, reset for each input (`LZ4_resetStream_fast`):
+    /// `LZ4_compress_default` clears a new 16 KiB state on every call, which
+    /// took half the time of compressing a 200-byte value (250 against 420–640 ns).
     /// - Complexity: O(n).
     package static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int? {
         guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE), destination.count > 0 else { return nil }
-        let written = LZ4_compress_default(
-            source.baseAddress!.assumingMemoryBound(to: CChar.self),
-            destination.baseAddress!.assumingMemoryBound(to: CChar.self),
-            Int32(source.count),
-            Int32(clamping: destination.count)
-        )
-        return written > 0 ? Int(written) : nil
+        let written = fastStates.withState { stream in
+            LZ4_resetStream_fast(stream)
+            return LZ4_compress_fast_continue(
+                stream,
+                source.baseAddress!.assumingMemoryBound(to: CChar.self),
+                destination.baseAddress!.assumingMemoryBound(to: CChar.self),
+                Int32(source.count), Int32(clamping: destination.count), 1
+            )
+        }
+        guard let written, written > 0 else { return nil }
+        return Int(written)
     }
+
+    private static let fastStates = LZ4States<LZ4_stream_t>(make: LZ4_createStream, free: { _ = LZ4_freeStream($0) })
 
     /// Decompresses `source` into `destination`, which must be exactly the raw
     /// length. Returns `false` when the input is malformed or does not fill it.
@@ -134,35 +144,57 @@ package enum LZ4HighCompression {
     /// W8's values from 30.0 to 29.8 MiB for 25 % more time.
     package static let level: Int32 = 2
 
-    /// An encoder's state, used by one thread at a time: the pool hands it out.
-    private final class State: @unchecked Sendable {
-        let stream: UnsafeMutablePointer<LZ4_streamHC_t>
-
-        init?() {
-            guard let stream = LZ4_createStreamHC() else { return nil }
-            self.stream = stream
-        }
-
-        deinit { LZ4_freeStreamHC(stream) }
-    }
-
-    /// Idle states; at most one a thread that compresses at once.
-    private static let idle = Locked<[State]>([])
+    private static let states = LZ4States<LZ4_streamHC_t>(make: LZ4_createStreamHC, free: { _ = LZ4_freeStreamHC($0) })
 
     /// Compresses `source` into `destination` and returns the compressed
     /// length, or nil when it would not fit (or no state could be made).
     /// - Complexity: O(n).
     package static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int? {
         guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE), destination.count > 0 else { return nil }
-        guard let state = idle.withLock({ $0.popLast() }) ?? State() else { return nil }
+        let written = states.withState { stream in
+            LZ4_resetStreamHC_fast(stream, level)
+            return LZ4_compress_HC_continue(
+                stream,
+                source.baseAddress!.assumingMemoryBound(to: CChar.self),
+                destination.baseAddress!.assumingMemoryBound(to: CChar.self),
+                Int32(source.count), Int32(clamping: destination.count)
+            )
+        }
+        guard let written, written > 0 else { return nil }
+        return Int(written)
+    }
+}
+
+/// Encoder states kept for reuse, for an encoder whose state liblz4 would
+/// otherwise allocate and clear on every call. Each state is used by one
+/// thread at a time; at most one a thread that compresses at once stays idle.
+private final class LZ4States<Stream>: Sendable {
+    /// One state, owned by whoever took it from the pool.
+    private final class State: @unchecked Sendable {
+        let stream: UnsafeMutablePointer<Stream>
+        let free: @Sendable (UnsafeMutablePointer<Stream>) -> Void
+
+        init(stream: UnsafeMutablePointer<Stream>, free: @escaping @Sendable (UnsafeMutablePointer<Stream>) -> Void) {
+            self.stream = stream
+            self.free = free
+        }
+
+        deinit { free(stream) }
+    }
+
+    private let idle = Locked<[State]>([])
+    private let make: @Sendable () -> UnsafeMutablePointer<Stream>?
+    private let free: @Sendable (UnsafeMutablePointer<Stream>) -> Void
+
+    init(make: @escaping @Sendable () -> UnsafeMutablePointer<Stream>?, free: @escaping @Sendable (UnsafeMutablePointer<Stream>) -> Void) {
+        self.make = make
+        self.free = free
+    }
+
+    /// Runs `body` with a state no other thread holds meanwhile; nil when none could be made.
+    func withState<R>(_ body: (UnsafeMutablePointer<Stream>) -> R) -> R? {
+        guard let state = idle.withLock({ $0.popLast() }) ?? make().map({ State(stream: $0, free: free) }) else { return nil }
         defer { idle.withLock { $0.append(state) } }
-        LZ4_resetStreamHC_fast(state.stream, level)
-        let written = LZ4_compress_HC_continue(
-            state.stream,
-            source.baseAddress!.assumingMemoryBound(to: CChar.self),
-            destination.baseAddress!.assumingMemoryBound(to: CChar.self),
-            Int32(source.count), Int32(clamping: destination.count)
-        )
-        return written > 0 ? Int(written) : nil
+        return body(state.stream)
     }
 }
