@@ -35,8 +35,10 @@ extension LiveClusterTests {
                 #expect(killed.status == 0, "CLIENT KILL on \(flapped): \(killed.stderr)")
 
                 // Until the shared tier takes writes for the dead master's slots again,
-                // every read is answered with the key's value: the flapped master's
-                // keys from Redis once its gap dropped them, the others locally.
+                // every read outside them is answered with the key's value: the flapped
+                // master's keys from Redis once its gap dropped them, the others locally.
+                // The dead master's keys are answered locally until a new master of
+                // their slots is tracked.
                 let doomed = Set(keys.filter { map.master(for: HashSlot(key: "kache:" + $0)) == victim.master })
                 var localReads = 0
                 var wrongValues = 0
@@ -47,7 +49,17 @@ extension LiveClusterTests {
                     for key in keys.prefix(50) {
                         let value = await cache.data(forKey: key)
                         if value != nil && value != Data(key.utf8) { wrongValues += 1 }
-                        if value == nil { doomed.contains(key) ? (missesOfDoomedKeys += 1) : (misses += 1) }
+                        if value == nil {
+                            if !doomed.contains(key) {
+                                misses += 1
+                            } else if !cache.isTrackingInvalidations {
+                                // No new master tracked yet, so the key's local copy stood and should
+                                // have answered. Once one is, the copies of its slots are dropped and
+                                // reads go to it, which may miss (what the killed master had not
+                                // yet replicated is gone): a miss then is Redis's answer.
+                                missesOfDoomedKeys += 1
+                            }
+                        }
                         localReads += 1
                     }
                     let probe = RedisCommand(["SET", RESPArgument("kache:" + doomedKey), "after failover"], keyIndex: 1)
@@ -69,10 +81,10 @@ extension LiveClusterTests {
                 }
                 let resumed = try #require(resumedAfter, "the shared tier did not resume within 20 s")
                 let statistics = cache.statistics
-                print("failover: shared tier resumed \(resumed) after the master was killed; \(localReads) reads meanwhile, \(wrongValues) wrong values, \(misses) misses outside the dead master's slots, \(missesOfDoomedKeys) in them; \(statistics.trackingGaps) tracking gaps, \(statistics.localCopiesDroppedAfterGaps) local copies dropped; \(client.statistics.retries) retries")
+                print("failover: shared tier resumed \(resumed) after the master was killed; \(localReads) reads meanwhile, \(wrongValues) wrong values, \(misses) misses outside the dead master's slots, \(missesOfDoomedKeys) in them before their new master was tracked; \(statistics.trackingGaps) tracking gaps, \(statistics.localCopiesDroppedAfterGaps) local copies dropped; \(client.statistics.retries) retries")
                 #expect(wrongValues == 0)
                 #expect(misses == 0, "a key outside the dead master's slots missed")
-                #expect(missesOfDoomedKeys == 0, "a key of the dead master missed while its slots had no master")
+                #expect(missesOfDoomedKeys == 0, "a key of the dead master missed before its slots' new master was tracked")
                 #expect(statistics.trackingGaps >= 1, "the flapped link left no gap: the test missed its case")
                 #expect(statistics.localFlushes == 0, "the whole local tier was emptied")
                 #expect(resumed < .seconds(10))
