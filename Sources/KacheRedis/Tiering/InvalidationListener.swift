@@ -39,6 +39,9 @@ final class InvalidationListener: Sendable {
         var ticks = 0
         /// The slots each tracked node served, as last seen while its link was up.
         var served: [NodeAddress: SlotSet] = [:]
+        /// The map `served` was read from: a tick with the same map recomputes
+        /// nothing (reading a node's slots scans all 16,384).
+        var servedFrom: SlotMap?
         /// Slots whose changes may have been missed, until their master is tracked again.
         var unresolved = SlotSet()
     }
@@ -178,7 +181,9 @@ final class InvalidationListener: Sendable {
     private func resolveGaps() {
         let map = client.slotMap
         let resolved = state.withLock { state in
-            for (node, connection) in state.connections where connection.isActive {
+            let mapChanged = state.servedFrom != map
+            state.servedFrom = map
+            for (node, connection) in state.connections where connection.isActive && (mapChanged || state.served[node] == nil) {
                 state.served[node] = map.slots(servedBy: node)
             }
             guard !state.unresolved.isEmpty else { return SlotSet() }
