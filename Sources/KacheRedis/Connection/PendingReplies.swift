@@ -1,3 +1,4 @@
+import CKacheSystem
 import KacheStorage
 
 /// The replies of batches written now and awaited later, together: a
@@ -36,7 +37,12 @@ final class PendingReplies: Sendable {
             state.waiter = nil
             return (waiter, state.outcomes.map { $0! })
         }
-        if let (waiter, outcomes) = resume { waiter.resume(returning: outcomes) }
+        if let (waiter, outcomes) = resume {
+            // As RedisRequest's hand-off: the awaiting task may not have finished
+            // suspending, and TSan does not see the runtime's atomics between them.
+            kache_tsan_release(Unmanaged.passUnretained(self).toOpaque())
+            waiter.resume(returning: outcomes)
+        }
     }
 
     /// Whether a task awaits ``values()`` now.
@@ -44,7 +50,8 @@ final class PendingReplies: Sendable {
 
     /// Every part's outcome, in the order of the parts, once all are complete.
     func values() async -> [Outcome] {
-        await withCheckedContinuation { (continuation: CheckedContinuation<[Outcome], Never>) in
+        defer { kache_tsan_acquire(Unmanaged.passUnretained(self).toOpaque()) }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<[Outcome], Never>) in
             let ready: [Outcome]? = state.withLock { state in
                 guard state.remaining == 0 else {
                     state.waiter = continuation

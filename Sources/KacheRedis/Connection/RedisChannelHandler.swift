@@ -51,7 +51,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
     func write(_ bytes: ByteBuffer, for requests: [RedisRequest]) {
         guard failure == nil, let context else {
             let error = failure ?? .connectionClosed(address)
-            for request in requests { request.receiver.fail(error) }
+            for request in requests { request.fail(error) }
             return
         }
         guard !requests.isEmpty else { return }
@@ -99,9 +99,9 @@ final class RedisChannelHandler: ChannelInboundHandler {
             return
         }
         switch head.receiver {
-        case let .one(continuation):
+        case .one:
             pending.removeFirst()
-            continuation.resume(returning: .success(value))
+            head.resume(with: .success(value))
         case let .many(batch, part):
             // The batch's size is known: one allocation for its replies, not one per doubling.
             if replies.isEmpty { replies.reserveCapacity(head.replyCount) }
@@ -146,7 +146,7 @@ final class RedisChannelHandler: ChannelInboundHandler {
         let failed = pending
         pending.removeAll()
         replies = []
-        for request in failed { request.receiver.fail(error) }
+        for request in failed { request.fail(error) }
         context?.close(promise: nil)
     }
 }

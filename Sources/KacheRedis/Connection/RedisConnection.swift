@@ -125,12 +125,16 @@ public final class RedisConnection: Sendable {
     ///   ``RedisClientError/protocolError(_:)``.
     public func sendRaw(_ command: [RESPArgument]) async throws(RedisClientError) -> RESPValue {
         let deadline = self.deadline()
+        var request: RedisRequest?
         // The handler resumes this continuation itself when the reply is read.
         let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<RESPValue, RedisClientError>, Never>) in
-            submit(RedisRequest(replyCount: 1, receiver: .one(continuation), deadline: deadline)) { bytes in
+            let made = RedisRequest(replyCount: 1, receiver: .one(continuation), deadline: deadline)
+            request = made
+            submit(made) { bytes in
                 RESPEncoder.writeCommand(command, into: &bytes)
             }
         }
+        request?.awaitHandOff()
         return try outcome.get()
     }
 

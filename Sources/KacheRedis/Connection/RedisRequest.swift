@@ -1,3 +1,4 @@
+import CKacheSystem
 import NIOCore
 
 /// Commands written together on one connection, waiting for their replies in
@@ -23,6 +24,33 @@ final class RedisRequest: Sendable {
         self.replyCount = replyCount
         self.receiver = receiver
         self.deadline = deadline
+    }
+
+    /// Resumes the task awaiting this one-command request with `outcome`.
+    func resume(with outcome: Result<RESPValue, RedisClientError>) {
+        guard case let .one(continuation) = receiver else { return }
+        announceHandOff()
+        continuation.resume(returning: outcome)
+    }
+
+    /// Fails the request: its task, or its part of a batch.
+    func fail(_ error: RedisClientError) {
+        announceHandOff()
+        receiver.fail(error)
+    }
+
+    /// Tells ThreadSanitizer that what the event loop wrote so far is the
+    /// awaiting task's to read (``awaitHandOff()``, on the task's side). A
+    /// reply that arrives before its task has finished suspending reaches the
+    /// task through the concurrency runtime's own atomics, which TSan does not
+    /// see on Linux, so without this it reported the reply's `ByteBuffer` as a race.
+    private func announceHandOff() {
+        kache_tsan_release(Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// The task's side of ``announceHandOff()``: after its await returns.
+    func awaitHandOff() {
+        kache_tsan_acquire(Unmanaged.passUnretained(self).toOpaque())
     }
 }
 
