@@ -99,9 +99,10 @@ final class RedisChannelHandler: ChannelInboundHandler {
             return
         }
         switch head.receiver {
-        case .one:
+        case let .one(continuation):
             pending.removeFirst()
-            head.resume(with: .success(value))
+            head.announceHandOff()
+            continuation.resume(returning: .success(value))
         case let .many(batch, part):
             // The batch's size is known: one allocation for its replies, not one per doubling.
             if replies.isEmpty { replies.reserveCapacity(head.replyCount) }

@@ -26,13 +26,6 @@ final class RedisRequest: Sendable {
         self.deadline = deadline
     }
 
-    /// Resumes the task awaiting this one-command request with `outcome`.
-    func resume(with outcome: Result<RESPValue, RedisClientError>) {
-        guard case let .one(continuation) = receiver else { return }
-        announceHandOff()
-        continuation.resume(returning: outcome)
-    }
-
     /// Fails the request: its task, or its part of a batch.
     func fail(_ error: RedisClientError) {
         announceHandOff()
@@ -44,7 +37,7 @@ final class RedisRequest: Sendable {
     /// reply that arrives before its task has finished suspending reaches the
     /// task through the concurrency runtime's own atomics, which TSan does not
     /// see on Linux, so without this it reported the reply's `ByteBuffer` as a race.
-    private func announceHandOff() {
+    func announceHandOff() {
         kache_tsan_release(Unmanaged.passUnretained(self).toOpaque())
     }
 
