@@ -180,6 +180,8 @@ let package = Package(
                 "Kache", "KacheStorage", "KacheWorkloads", "KacheRedis", "CRocksDB", "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                // `--redis-executor nio` installs NIO's loops as Swift's global executor.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Writes to a cache directory and journals each acknowledged operation,

@@ -21,6 +21,19 @@ struct RedisTierOptions: ParsableArguments {
     @Option(help: "With --tier redis: concurrent tasks driving the cluster (50, as redis-benchmark's clients).")
     var redisTasks = 50
 
+    /// Where the run's Swift tasks run.
+    enum Executor: String, ExpressibleByArgument, CaseIterable {
+        /// Swift's own global executor (its thread pool), as in any program that changes nothing.
+        case swift
+        /// SwiftNIO's singleton event-loop group, installed as Swift's global executor
+        /// (`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()`):
+        /// every task runs on the loops that hold the client's connections.
+        case nio
+    }
+
+    @Option(help: "With --tier redis: the global executor the run's tasks run on: swift (Swift's own, the default) or nio (SwiftNIO's event loops, installed as Swift's global executor, as an application can at its start).")
+    var redisExecutor: Executor = .swift
+
     @Flag(inversion: .prefixedNo, help: "With --tier redis: track invalidations (CLIENT TRACKING), as a tiered cache does by default.")
     var redisTracking = true
 

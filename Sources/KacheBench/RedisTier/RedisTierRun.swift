@@ -3,6 +3,8 @@ import Foundation
 import Kache
 import KacheRedis
 import KacheWorkloads
+import NIOCore
+import NIOPosix
 import Synchronization
 
 /// `kache-bench run --tier redis`: W1, W2, W3 and W7 through a ``TieredCache``
@@ -15,6 +17,10 @@ struct RedisTierRun {
     let tier: RedisTierOptions
 
     func run() throws {
+        // Before any task exists: the hook decides where every task runs, from the first.
+        if tier.redisExecutor == .nio, !NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() {
+            throw BenchClusterError("--redis-executor nio: SwiftNIO could not install its event loops as Swift's global executor")
+        }
         let workspace = try Workspace(keeping: options.dir)
         defer { workspace.finish() }
         let progress = ProgressLine(shown: ProgressLine.shouldShow(quiet: options.quiet))
@@ -29,7 +35,10 @@ struct RedisTierRun {
         let cluster = try BenchCluster.start(seeds: tier.redisSeeds, tls: tier.redisTLS, certificates: tier.redisTLSCertificates)
         defer { cluster.stop() }
         let chosen = options.workloads.workloads.filter { [.w1, .w2, .w3, .w7].contains($0) }
-        let workloads = RedisTierWorkloads(context: context, cluster: cluster, tasks: tier.redisTasks, threadCounts: options.threads.counts, tracking: tier.redisTracking)
+        let workloads = RedisTierWorkloads(
+            context: context, cluster: cluster, tasks: tier.redisTasks, threadCounts: options.threads.counts, tracking: tier.redisTracking,
+            executor: tier.redisExecutor
+        )
         let results = try Self.blocking { try await workloads.run(chosen) }
 
         let report = BenchReport(

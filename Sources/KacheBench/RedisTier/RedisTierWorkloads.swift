@@ -20,9 +20,12 @@ struct RedisTierWorkloads: Sendable {
     let threadCounts: [Int]
     /// Whether the tiered caches track invalidations (each own write then costs a check against Redis).
     let tracking: Bool
+    /// Where the run's tasks run (`--redis-executor`).
+    let executor: RedisTierOptions.Executor
 
-    init(context: BenchContext, cluster: BenchCluster, tasks: Int, threadCounts: [Int], tracking: Bool) {
+    init(context: BenchContext, cluster: BenchCluster, tasks: Int, threadCounts: [Int], tracking: Bool, executor: RedisTierOptions.Executor) {
         self.context = BenchContextBox(context)
+        self.executor = executor
         self.cluster = cluster
         self.tasks = max(tasks, 1)
         self.threadCounts = threadCounts
@@ -82,7 +85,8 @@ struct RedisTierWorkloads: Sendable {
     }
 
     private func result(_ workload: WorkloadID, threads: Int = 1, _ recorder: FigureRecorder, notes: [String]) -> WorkloadResult {
-        WorkloadResult(workload: workload, variant: cluster.tls == nil ? "tier redis" : "tier redis tls", durability: .memory, threads: threads, memoryBudget: 1 << 30,
+        let variant = (cluster.tls == nil ? "tier redis" : "tier redis tls") + (executor == .nio ? ", NIO's loops as the global executor" : "")
+        return WorkloadResult(workload: workload, variant: variant, durability: .memory, threads: threads, memoryBudget: 1 << 30,
                        figures: recorder.figures, notes: notes)
     }
 
