@@ -120,6 +120,35 @@ import Testing
         }
     }
 
+    /// A read that memory answers runs on the caller's executor: from an
+    /// actor, no hop to the global executor and back (the actor's executor
+    /// would be given a job to resume it).
+    @Test func aReadFromMemoryOnAnActorIsAnsweredWithoutLeavingTheActor() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async))
+        try await cache.set(Data("in memory".utf8), forKey: "k", ttl: .seconds(60))
+        let pool = try cache.pool(named: "p", capacity: 10)
+        try await pool.set(Data("in the pool".utf8), forKey: "k", ttl: .seconds(60))
+        let (reads, jobs) = await CountingActor().count { _ in
+            [await cache.data(forKey: "k"), await pool.data(forKey: "k"), await cache.data(forKey: "absent")]
+        }
+        #expect(reads == [Data("in memory".utf8), Data("in the pool".utf8), nil])
+        #expect(jobs == 0)
+    }
+
+    /// A read of a value on disk waits for the I/O pool off the caller's
+    /// actor, and resumes it once.
+    @Test func aReadFromAFileOnAnActorReturnsToTheActorOnce() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 0))
+        try await cache.set(Data("on disk".utf8), forKey: "k", ttl: .seconds(60))
+        let diskHits = cache.statistics.diskHits
+        let (read, jobs) = await CountingActor().count { _ in await cache.data(forKey: "k") }
+        #expect(read == Data("on disk".utf8))
+        #expect(cache.statistics.diskHits == diskHits + 1)
+        #expect(jobs == 1)
+    }
+
     @Test func aCancelledReadReturnsAtOnceAndChangesNothing() async throws {
         let dir = TemporaryDirectory()
         let cache = try Kache(directory: dir.url, configuration: .testing(.sync, memoryBudget: 0))

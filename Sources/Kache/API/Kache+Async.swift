@@ -3,11 +3,14 @@ import Foundation
 // The `async` forms of the API. From an `async` context they are what a call
 // finds first: Swift prefers the `async` overload there.
 //
-// What runs where: a read from memory, and a change that only touches memory
-// (in `memory` durability, and in `async` while the write-behind queue is
-// under its limit), runs on the caller's thread: a hop to another thread would
-// cost more than the work. Anything that may read, write or sync a file runs
-// on `IOThreadPool`, never on Swift concurrency's cooperative threads.
+// What runs where: a read from memory runs on the caller's own executor (the
+// reads are `nonisolated(nonsending)`): from an actor, such as the main actor,
+// with no hop to the global executor and back, which would cost more than the
+// read. A change that only touches memory (in `memory` durability, and in
+// `async` while the write-behind queue is under its limit) runs on the thread
+// the call runs on. Anything that may read, write or sync a file runs on
+// `IOThreadPool`, never on Swift concurrency's cooperative threads nor on the
+// caller's actor.
 //
 // Cancellation: a read returns nil as soon as its task is cancelled (the file
 // read it started finishes on the pool and only brings the value into
@@ -35,7 +38,8 @@ extension Kache {
 
     /// The value stored under `key`, or nil, as ``data(forKey:)``; a value on
     /// disk is read on Kache's I/O threads. Nil at once if the task is cancelled.
-    public func data(forKey key: String) async -> Data? {
+    /// A value in memory is read on the caller's executor, with no hop.
+    public nonisolated(nonsending) func data(forKey key: String) async -> Data? {
         await fetch(keySpace: .topLevel, key: key)
     }
 
@@ -106,9 +110,9 @@ extension Kache {
         return try await IOThreadPool.shared.run(body)
     }
 
-    /// The value of `key`: from memory on the caller's thread, from its file on the pool.
+    /// The value of `key`: from memory on the caller's executor, from its file on the pool.
     @inline(__always)
-    func fetch(keySpace: KeySpace.Ref, key: String) async -> Data? {
+    nonisolated(nonsending) func fetch(keySpace: KeySpace.Ref, key: String) async -> Data? {
         let started = latencies.start(.get)
         defer { if let started { latencies.finish(.get, since: started) } }
         let now = clock.nanosecondsSince1970()
@@ -134,8 +138,9 @@ extension Kache.Pool {
         try await set(data, forKey: key, ttl: cache.configuration.defaultTTL)
     }
 
-    /// The value stored under `key` in this Pool, or nil; nil at once if the task is cancelled.
-    public func data(forKey key: String) async -> Data? {
+    /// The value stored under `key` in this Pool, or nil; nil at once if the
+    /// task is cancelled. A value in memory is read on the caller's executor.
+    public nonisolated(nonsending) func data(forKey key: String) async -> Data? {
         await cache.fetch(keySpace: keySpace, key: key)
     }
 
