@@ -136,6 +136,51 @@ import Testing
         #expect(jobs == 0)
     }
 
+    /// A change that stays in memory runs on the caller's executor: from an
+    /// actor, a set, a removal, a push and a sweep give its executor no job.
+    @Test func changesInMemoryOnAnActorAreMadeWithoutLeavingTheActor() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.async))
+        let pool = try cache.pool(named: "p", capacity: 10)
+        let queue = try cache.queue(named: "q", capacity: 10)
+        let (outcome, jobs) = await CountingActor().count { _ in
+            do {
+                try await cache.set(Data("v".utf8), forKey: "k", ttl: .seconds(60))
+                try await pool.set(Data("p".utf8), forKey: "k", ttl: .seconds(60))
+                try await queue.push(Data("item".utf8), ttl: .seconds(60))
+                await cache.removeValue(forKey: "k")
+                await pool.removeValue(forKey: "absent")
+                return "swept \(await cache.sweep())"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(outcome == "swept 0")
+        #expect(jobs == 0)
+        #expect(await cache.data(forKey: "k") == nil)
+        #expect(await pool.data(forKey: "k") == Data("p".utf8))
+    }
+
+    /// A change that must wait for the disk (`sync`) runs on the I/O pool,
+    /// off the caller's actor, and resumes it once.
+    @Test func aSetThatWritesAFileOnAnActorReturnsToTheActorOnce() async throws {
+        let dir = TemporaryDirectory()
+        let cache = try Kache(directory: dir.url, configuration: .testing(.sync))
+        let (outcome, jobs) = await CountingActor().count { _ in
+            do {
+                try await cache.set(Data("on disk".utf8), forKey: "k", ttl: .seconds(60))
+                return "set"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(outcome == "set")
+        #expect(jobs == 1)
+        try await cache.close()
+        let reopened = try Kache(directory: dir.url, configuration: .testing(.sync))
+        #expect(await reopened.data(forKey: "k") == Data("on disk".utf8))
+    }
+
     /// A read of a value on disk waits for the I/O pool off the caller's
     /// actor, and resumes it once.
     @Test func aReadFromAFileOnAnActorReturnsToTheActorOnce() async throws {

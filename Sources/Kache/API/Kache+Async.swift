@@ -3,14 +3,13 @@ import Foundation
 // The `async` forms of the API. From an `async` context they are what a call
 // finds first: Swift prefers the `async` overload there.
 //
-// What runs where: a read from memory runs on the caller's own executor (the
-// reads are `nonisolated(nonsending)`): from an actor, such as the main actor,
-// with no hop to the global executor and back, which would cost more than the
-// read. A change that only touches memory (in `memory` durability, and in
-// `async` while the write-behind queue is under its limit) runs on the thread
-// the call runs on. Anything that may read, write or sync a file runs on
-// `IOThreadPool`, never on Swift concurrency's cooperative threads nor on the
-// caller's actor.
+// What runs where: a read from memory, and a change that only touches memory
+// (in `memory` durability, and in `async` while the write-behind queue is
+// under its limit), run on the caller's own executor (these forms are
+// `nonisolated(nonsending)`): from an actor, such as the main actor, with no
+// hop to the global executor and back, which would cost more than the work.
+// Anything that may read, write or sync a file runs on `IOThreadPool`, never
+// on Swift concurrency's cooperative threads nor on the caller's actor.
 //
 // Cancellation: a read returns nil as soon as its task is cancelled (the file
 // read it started finishes on the pool and only brings the value into
@@ -20,19 +19,19 @@ import Foundation
 extension Kache {
     /// Stores `data` under `key` until `ttl` from now, as ``set(_:forKey:ttl:)``,
     /// without blocking the calling task's thread on the disk.
-    public func set(_ data: Data, forKey key: String, ttl: Duration) async throws {
+    public nonisolated(nonsending) func set(_ data: Data, forKey key: String, ttl: Duration) async throws {
         try await change { try self.put(data, key: key, keySpace: .topLevel, ttl: ttl) }
     }
 
     /// Stores `data` under `key` until `ttl` after `now`, a reading of the
     /// configuration's clock the caller made: a tier beside this one that
     /// takes its expiry from the same reading ends at the same nanosecond.
-    package func set(_ data: Data, forKey key: String, ttl: Duration, now: Int64) async throws {
+    package nonisolated(nonsending) func set(_ data: Data, forKey key: String, ttl: Duration, now: Int64) async throws {
         try await change { try self.put(data, key: key, keySpace: .topLevel, ttl: ttl, now: now) }
     }
 
     /// Stores `data` under `key` for the configuration's `defaultTTL`.
-    public func set(_ data: Data, forKey key: String) async throws {
+    public nonisolated(nonsending) func set(_ data: Data, forKey key: String) async throws {
         try await set(data, forKey: key, ttl: configuration.defaultTTL)
     }
 
@@ -44,18 +43,18 @@ extension Kache {
     }
 
     /// Removes the value stored under `key`, and its file.
-    public func removeValue(forKey key: String) async {
+    public nonisolated(nonsending) func removeValue(forKey key: String) async {
         await change { self.remove(key: key, keySpace: .topLevel) }
     }
 
     /// Removes every entry of every key space.
-    public func removeAll() async {
+    public nonisolated(nonsending) func removeAll() async {
         await change { self.removeAll() }
     }
 
     /// Removes every entry whose time has passed, and their files.
     @discardableResult
-    public func sweep() async -> Int {
+    public nonisolated(nonsending) func sweep() async -> Int {
         await change { self.sweep() }
     }
 
@@ -99,7 +98,7 @@ extension Kache {
 
     /// Runs a change on the caller's thread when it stays in memory, else on
     /// the I/O pool, waiting for it to end even if the task is cancelled.
-    func change<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+    nonisolated(nonsending) func change<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
         if changesStayInMemory { return try body() }
         return try await IOThreadPool.shared.run(body)
     }
@@ -128,13 +127,13 @@ extension Kache {
 
 extension Kache.Pool {
     /// Stores `data` under `key`, as ``set(_:forKey:ttl:)``, without blocking on the disk.
-    public func set(_ data: Data, forKey key: String, ttl: Duration) async throws {
+    public nonisolated(nonsending) func set(_ data: Data, forKey key: String, ttl: Duration) async throws {
         let (cache, keySpace) = (cache, keySpace)
         try await cache.change { try cache.put(data, key: key, keySpace: keySpace, ttl: ttl) }
     }
 
     /// Stores `data` under `key` for the configuration's `defaultTTL`.
-    public func set(_ data: Data, forKey key: String) async throws {
+    public nonisolated(nonsending) func set(_ data: Data, forKey key: String) async throws {
         try await set(data, forKey: key, ttl: cache.configuration.defaultTTL)
     }
 
@@ -145,13 +144,13 @@ extension Kache.Pool {
     }
 
     /// Removes `key` from this Pool, and its file.
-    public func removeValue(forKey key: String) async {
+    public nonisolated(nonsending) func removeValue(forKey key: String) async {
         let (cache, keySpace) = (cache, keySpace)
         await cache.change { cache.remove(key: key, keySpace: keySpace) }
     }
 
     /// Removes every key of this Pool.
-    public func removeAll() async {
+    public nonisolated(nonsending) func removeAll() async {
         let pool = self
         await cache.change { pool.removeAll() }
     }
@@ -159,13 +158,13 @@ extension Kache.Pool {
 
 extension Kache.Queue {
     /// Appends `data`, which expires `ttl` from now, as ``push(_:ttl:)``.
-    public func push(_ data: Data, ttl: Duration) async throws {
+    public nonisolated(nonsending) func push(_ data: Data, ttl: Duration) async throws {
         let (cache, keySpace) = (cache, keySpace)
         try await cache.change { try cache.push(data, keySpace: keySpace, ttl: ttl) }
     }
 
     /// Appends `data` for the configuration's `defaultTTL`.
-    public func push(_ data: Data) async throws {
+    public nonisolated(nonsending) func push(_ data: Data) async throws {
         try await push(data, ttl: cache.configuration.defaultTTL)
     }
 
@@ -183,7 +182,7 @@ extension Kache.Queue {
     }
 
     /// Removes every item.
-    public func removeAll() async {
+    public nonisolated(nonsending) func removeAll() async {
         let queue = self
         await cache.change { queue.removeAll() }
     }
