@@ -19,6 +19,20 @@ extension TemporaryDirectory {
         return total
     }
 
+    /// Each file under the directory with its size and the bytes allocated
+    /// to it, one a line: what a failed comparison with `allocatedBytes` shows.
+    func fileSizesAndBlocks(under folder: String) -> String {
+        let root = url.appendingPathComponent(folder).path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return "no folder \(root)" }
+        var lines: [String] = []
+        while let relative = walker.nextObject() as? String {
+            var info = stat()
+            guard lstat("\(root)/\(relative)", &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            lines.append("\(relative): \(info.st_size) bytes, \(Int(info.st_blocks) * 512) allocated")
+        }
+        return lines.sorted().joined(separator: "\n")
+    }
+
     /// Bytes allocated to the directory and everything under it, folders
     /// included: what `du -s` reports.
     func duBytes() -> Int {
