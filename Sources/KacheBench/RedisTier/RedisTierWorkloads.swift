@@ -87,7 +87,7 @@ struct RedisTierWorkloads: Sendable {
     private func result(_ workload: WorkloadID, threads: Int = 1, _ recorder: FigureRecorder, notes: [String]) -> WorkloadResult {
         let variant = (cluster.tls == nil ? "tier redis" : "tier redis tls") + (executor == .nio ? ", NIO's loops as the global executor" : "")
         return WorkloadResult(workload: workload, variant: variant, durability: .memory, threads: threads, memoryBudget: 1 << 30,
-                       figures: recorder.figures, notes: notes)
+                              figures: recorder.figures, notes: notes)
     }
 
     // MARK: - W1: sets through the tiered cache, and the client's raw pipelined SETs
